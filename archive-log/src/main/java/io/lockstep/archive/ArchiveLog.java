@@ -1,0 +1,724 @@
+package io.lockstep.archive;
+
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
+import static io.lockstep.archive.ArchiveException.Reason.NOT_FRAME_BOUNDARY;
+import static io.lockstep.archive.ArchiveException.Reason.PURGED;
+import static io.lockstep.archive.FrameDescriptor.CHECKSUM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
+import static io.lockstep.archive.FrameDescriptor.POSITION_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.RESERVED_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.alignedLength;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * A segmented, append-only log addressed by byte position: the persisted Raft log of one member.
+ * <p>
+ * <b>Writing</b> (one thread): {@link #append} (or {@link #appendFrames} for bytes replicated from a leader) adds
+ * frames to a preallocated batch buffer without allocating; {@link #flush} writes the whole batch with one write per
+ * segment touched and, under {@link DurabilityPolicy#BATCH}, one {@code fdatasync}: group commit. Natural batching
+ * follows: whatever was appended since the last flush goes in one write. A frame never crosses a segment end: the
+ * rest of the segment is filled with a padding frame.
+ * <p>
+ * <b>Reading</b> (any thread): {@link #newReader} gives a {@link LogReader} that sees frames only up to
+ * {@link #publishedPosition()}, which is set with release semantics after the bytes are written.
+ * <p>
+ * <b>Positions</b>: {@code pending >= appended >= durable}; {@code published == appended}. The durable position is
+ * what the configured policy guarantees: written to the OS under {@code NONE}, on disk under {@code BATCH}.
+ * <p>
+ * <b>Failure</b>: an I/O error while writing leaves the on-disk tail unknown, so the log refuses further use; reopen
+ * it to recover.
+ */
+public final class ArchiveLog implements AutoCloseable
+{
+    /** Term of an empty log. */
+    public static final long NULL_TERM = -1;
+    /** Returned by append when the batch buffer is full: flush, then append again. */
+    public static final long BACK_PRESSURED = -2;
+
+    private static final System.Logger LOGGER = System.getLogger(ArchiveLog.class.getName());
+
+    private final Path directory;
+    private final int segmentLength;
+    private final int maxBatchLength;
+    private final int maxPayloadLength;
+    private final long initialPosition;
+    private final DurabilityPolicy durability;
+    private final RecoveryReport recoveryReport;
+    private final FrameValidator validator;
+    private final FrameChecksum checksum;
+    private final ByteBuffer batchByteBuffer;
+    private final UnsafeBuffer batch;
+    private final AtomicLong publishedPosition = new AtomicLong();
+    private volatile long startPosition;
+
+    private int batchLength;
+    private int splitOffset = -1;
+    private long batchStartPosition;
+    private long pendingPosition;
+    private long appendedPosition;
+    private long durablePosition;
+    private FileChannel channel;
+    private long channelBasePosition = -1;
+    private boolean failed;
+    private boolean closed;
+
+    private ArchiveLog(final ArchiveLogConfig config, final LogDescriptorFile.Values values, final RecoveryReport report)
+    {
+        directory = config.directory();
+        segmentLength = values.segmentLength();
+        maxBatchLength = values.maxBatchLength();
+        maxPayloadLength = maxBatchLength - 2 * HEADER_LENGTH;
+        initialPosition = values.initialPosition();
+        durability = config.durability();
+        recoveryReport = report;
+        validator = new FrameValidator(maxBatchLength - HEADER_LENGTH);
+        checksum = validator.checksum();
+        batchByteBuffer = BufferUtil.allocateDirectAligned(maxBatchLength, FrameDescriptor.FRAME_ALIGNMENT);
+        batch = new UnsafeBuffer(batchByteBuffer);
+
+        startPosition = report.startPosition();
+        batchStartPosition = report.endPosition();
+        pendingPosition = report.endPosition();
+        appendedPosition = report.endPosition();
+        durablePosition = report.endPosition();
+        publishedPosition.set(report.endPosition());
+    }
+
+    /**
+     * Open a log directory, creating it if it holds no log, and recover its tail: the last whole frame is found and
+     * a torn tail (what a crash during the last write leaves) is cut and reported in {@link #recoveryReport()}.
+     *
+     * @param config settings of the directory.
+     * @return the open log.
+     * @throws ArchiveException naming the file and position if the log is damaged beyond a torn tail, or was written
+     *                          by a newer format version, or does not match the configuration.
+     */
+    public static ArchiveLog open(final ArchiveLogConfig config)
+    {
+        config.validate();
+        try
+        {
+            Files.createDirectories(config.directory());
+        }
+        catch (final IOException ex)
+        {
+            throw SegmentFiles.ioError(config.directory(), "cannot create log directory", ex);
+        }
+
+        final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
+        final RecoveryReport report = new LogScanner(config.directory(), values).scan(false, null);
+        if (report.hasTornTail())
+        {
+            cutTornTail(report, values.segmentLength());
+        }
+        return new ArchiveLog(config, values, report);
+    }
+
+    private static void cutTornTail(final RecoveryReport report, final int segmentLength)
+    {
+        final long base = report.tornTailPosition() - (report.tornTailPosition() & (segmentLength - 1));
+        final long from = report.tornTailPosition() - base;
+        try (FileChannel channel = SegmentFiles.openForWrite(report.tornTailFile()))
+        {
+            SegmentFiles.zero(channel, report.tornTailFile(), from, from + report.tornTailBytes());
+            channel.force(false);
+        }
+        catch (final IOException ex)
+        {
+            throw SegmentFiles.ioError(report.tornTailFile(), "cannot cut torn tail", ex);
+        }
+        LOGGER.log(System.Logger.Level.WARNING, "cut torn tail of {0} bytes at position {1} in {2}: {3}",
+            report.tornTailBytes(), report.tornTailPosition(), report.tornTailFile(), report.tornTailReason());
+    }
+
+    /**
+     * Add a frame to the current batch. Nothing is written until {@link #flush()}.
+     *
+     * @param term      Raft term of the frame.
+     * @param frameType type of the payload (non-negative; negative types are reserved).
+     * @param buffer    holding the payload.
+     * @param offset    index of the payload in the buffer.
+     * @param length    length of the payload, at most {@link #maxPayloadLength()}.
+     * @return the position after the frame, or {@link #BACK_PRESSURED} if the batch is full.
+     */
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
+    {
+        checkUsable();
+        if (frameType < 0)
+        {
+            throw new IllegalArgumentException("negative frame types are reserved: " + frameType);
+        }
+        if (length < 0 || length > maxPayloadLength)
+        {
+            throw new IllegalArgumentException("payload length " + length + " not in [0, " + maxPayloadLength + "]");
+        }
+
+        final int frameLength = HEADER_LENGTH + length;
+        final int aligned = alignedLength(frameLength);
+        long position = pendingPosition;
+        final long segmentEnd = segmentBase(position) + segmentLength;
+        final boolean padding = position + aligned > segmentEnd;
+        if (batchLength + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+
+        if (padding)
+        {
+            putHeader(batchLength, (int)(segmentEnd - position), term, position, PADDING_FRAME_TYPE);
+            advance(HEADER_LENGTH, segmentEnd);
+            position = segmentEnd;
+        }
+        final int frameOffset = batchLength;
+        putHeader(frameOffset, frameLength, term, position, frameType);
+        batch.putBytes(frameOffset + HEADER_LENGTH, buffer, offset, length);
+        batch.setMemory(frameOffset + frameLength, aligned - frameLength, (byte)0);
+        advance(aligned, position + aligned);
+
+        return pendingPosition;
+    }
+
+    /**
+     * Add whole frames exactly as another member's log holds them (a follower appending what its leader replicated).
+     * Every frame is checked first (length, checksum, and that it belongs at the position it will take); all are
+     * taken or none.
+     *
+     * @param buffer holding the frames, as produced by {@link LogReader#readBlock}.
+     * @param offset index of the first frame.
+     * @param length bytes of frames.
+     * @return the position after the frames, or {@link #BACK_PRESSURED} if the batch cannot take them all.
+     * @throws ArchiveException with reason {@code CORRUPT_FRAME} if any frame is invalid or misplaced.
+     */
+    public long appendFrames(final DirectBuffer buffer, final int offset, final int length)
+    {
+        checkUsable();
+        final int end = offset + length;
+        long position = pendingPosition;
+        int required = 0;
+        for (int o = offset; o < end; )
+        {
+            final int remainingSegment = (int)(segmentBase(position) + segmentLength - position);
+            final int result = validator.check(buffer, o, end - o, remainingSegment, position);
+            if (result < 0)
+            {
+                throw new ArchiveException(CORRUPT_FRAME, null, position,
+                    "replicated frame rejected: " + FrameValidator.describe(result));
+            }
+            final int bytes = isPadding(buffer, o) ? HEADER_LENGTH : result;
+            required += bytes;
+            o += bytes;
+            position += result;
+        }
+        if (batchLength + required > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+
+        for (int o = offset; o < end; )
+        {
+            final boolean padding = isPadding(buffer, o);
+            final int logBytes = padding ?
+                (int)(segmentBase(pendingPosition) + segmentLength - pendingPosition) :
+                alignedLength(buffer.getInt(o, LITTLE_ENDIAN));
+            final int bytes = padding ? HEADER_LENGTH : logBytes;
+            batch.putBytes(batchLength, buffer, o, bytes);
+            advance(bytes, pendingPosition + logBytes);
+            o += bytes;
+        }
+        return pendingPosition;
+    }
+
+    /**
+     * Write the current batch: one write per segment it touches and, under {@code BATCH}, one {@code fdatasync}.
+     * Readers see the frames once this returns.
+     *
+     * @return the durable position under the configured policy.
+     */
+    public long flush()
+    {
+        checkUsable();
+        if (0 == batchLength)
+        {
+            return durablePosition;
+        }
+
+        computeChecksums();
+        final long baseA = segmentBase(batchStartPosition);
+        final int endA = splitOffset < 0 ? batchLength : splitOffset;
+        try
+        {
+            useSegment(baseA);
+            write(0, endA, batchStartPosition - baseA);
+            if (splitOffset >= 0 && splitOffset < batchLength)
+            {
+                if (DurabilityPolicy.BATCH == durability)
+                {
+                    // The padding that ends this segment is durable before the next segment holds data, so
+                    // recovery never finds data after an incomplete segment.
+                    channel.force(false);
+                }
+                useSegment(baseA + segmentLength);
+                write(splitOffset, batchLength, 0);
+            }
+            if (DurabilityPolicy.BATCH == durability)
+            {
+                channel.force(false);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            failed = true;
+            throw ex instanceof ArchiveException ? (ArchiveException)ex :
+                new ArchiveException(ArchiveException.Reason.IO_ERROR, SegmentFiles.segmentFile(directory, baseA),
+                    batchStartPosition, "write failed; the log must be reopened: " + ex, ex);
+        }
+
+        appendedPosition = pendingPosition;
+        durablePosition = pendingPosition;
+        publishedPosition.setRelease(pendingPosition);
+        batchStartPosition = pendingPosition;
+        batchLength = 0;
+        splitOffset = -1;
+        return durablePosition;
+    }
+
+    /**
+     * Make everything written durable on disk, whatever the policy (for example before a snapshot or on close).
+     *
+     * @return the durable position.
+     */
+    public long sync()
+    {
+        flush();
+        if (null != channel)
+        {
+            try
+            {
+                channel.force(false);
+            }
+            catch (final IOException ex)
+            {
+                failed = true;
+                throw SegmentFiles.ioError(SegmentFiles.segmentFile(directory, channelBasePosition), "fsync failed", ex);
+            }
+        }
+        return durablePosition;
+    }
+
+    /**
+     * Remove every frame at or after a position (Raft: a follower's conflicting suffix). The caller must never
+     * truncate below a position any reader may still be reading (in the cluster: the commit position).
+     *
+     * @param position start of a frame, between {@link #startPosition()} and {@link #appendedPosition()}.
+     * @throws IllegalStateException if frames are pending: flush first.
+     * @throws ArchiveException      with reason {@code NOT_FRAME_BOUNDARY} if no frame starts at the position.
+     */
+    public void truncate(final long position)
+    {
+        checkUsable();
+        if (batchLength > 0)
+        {
+            throw new IllegalStateException("flush before truncating: " + batchLength + " bytes pending");
+        }
+        if (position < startPosition || position > appendedPosition)
+        {
+            throw new IllegalArgumentException("truncate position " + position + " not in [" + startPosition + ", " +
+                appendedPosition + "]");
+        }
+        if (position == appendedPosition)
+        {
+            return;
+        }
+        checkFrameBoundary(position, validator);
+
+        final long base = segmentBase(position);
+        final long[] bases = SegmentFiles.listBasePositions(directory);
+        boolean deleted = false;
+        // Highest first: a crash part-way leaves a contiguous, longer log, never one with a hole.
+        for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
+        {
+            if (channelBasePosition == bases[i])
+            {
+                closeChannel();
+            }
+            SegmentFiles.delete(directory, bases[i]);
+            deleted = true;
+        }
+
+        final int fromOffset = (int)(position - base);
+        final int lastNonZero;
+        try (MappedSegment segment = MappedSegment.mapOrNull(directory, base, segmentLength))
+        {
+            lastNonZero = segment.lastNonZeroOffset(fromOffset);
+        }
+        useSegment(base);
+        final Path file = SegmentFiles.segmentFile(directory, base);
+        if (lastNonZero >= 0)
+        {
+            SegmentFiles.zero(channel, file, fromOffset, lastNonZero + 1L);
+        }
+        if (DurabilityPolicy.BATCH == durability)
+        {
+            forceChannel();
+            if (deleted)
+            {
+                SegmentFiles.fsyncDirectory(directory);
+            }
+        }
+
+        publishedPosition.setRelease(position);
+        appendedPosition = position;
+        durablePosition = position;
+        pendingPosition = position;
+        batchStartPosition = position;
+        LOGGER.log(System.Logger.Level.INFO, "truncated log {0} to position {1}", directory, position);
+    }
+
+    /**
+     * Delete whole segments that lie below a position (after a snapshot covers them). The segment being appended to
+     * is always kept.
+     *
+     * @param position frames below this are no longer needed.
+     * @return the new {@link #startPosition()}.
+     */
+    public long purge(final long position)
+    {
+        checkUsable();
+        final long[] bases = SegmentFiles.listBasePositions(directory);
+        int purgeCount = 0;
+        while (purgeCount < bases.length && bases[purgeCount] + segmentLength <= position &&
+            bases[purgeCount] + segmentLength < appendedPosition)
+        {
+            purgeCount++;
+        }
+        if (0 == purgeCount)
+        {
+            return startPosition;
+        }
+
+        // Readers are told the new start before the files go, so they report PURGED rather than a missing file.
+        startPosition = Math.max(bases[purgeCount - 1] + segmentLength, initialPosition);
+        for (int i = 0; i < purgeCount; i++)
+        {
+            SegmentFiles.delete(directory, bases[i]);
+        }
+        if (DurabilityPolicy.BATCH == durability)
+        {
+            SegmentFiles.fsyncDirectory(directory);
+        }
+        LOGGER.log(System.Logger.Level.INFO, "purged {0} segments of {1}; log now starts at {2}",
+            purgeCount, directory, startPosition);
+        return startPosition;
+    }
+
+    /**
+     * @param position start of a frame at or after {@link #startPosition()} and at most {@link #publishedPosition()}.
+     * @return a reader positioned there, for use by one thread.
+     */
+    public LogReader newReader(final long position)
+    {
+        if (position < startPosition)
+        {
+            throw new ArchiveException(PURGED, null, position, "log starts at " + startPosition);
+        }
+        if (position > publishedPosition.get())
+        {
+            throw new IllegalArgumentException("reader position " + position + " beyond published position " +
+                publishedPosition.get());
+        }
+        final LogReader reader = new LogReader(this, position);
+        if (position < publishedPosition.get())
+        {
+            checkFrameBoundary(position, reader.validator());
+        }
+        return reader;
+    }
+
+    /**
+     * Check every frame of a log directory without changing anything.
+     *
+     * @param config  settings of the directory (the descriptor's segment length and batch bound are used).
+     * @param handler given every frame in order, or null.
+     * @return where the log starts and ends, and any torn tail recovery would cut.
+     * @throws ArchiveException naming the file and position of the first damage.
+     */
+    public static RecoveryReport verify(final Path directory, final FrameHandler handler)
+    {
+        final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
+        return new LogScanner(directory, values).scan(true, handler);
+    }
+
+    /**
+     * @return what recovery found when the log was opened.
+     */
+    public RecoveryReport recoveryReport()
+    {
+        return recoveryReport;
+    }
+
+    /**
+     * @return position after the last frame appended, including frames not yet flushed.
+     */
+    public long pendingPosition()
+    {
+        return pendingPosition;
+    }
+
+    /**
+     * @return position after the last frame written to the operating system.
+     */
+    public long appendedPosition()
+    {
+        return appendedPosition;
+    }
+
+    /**
+     * @return position up to which the durability policy is met.
+     */
+    public long durablePosition()
+    {
+        return durablePosition;
+    }
+
+    /**
+     * @return position up to which readers may read; safe to call from any thread.
+     */
+    public long publishedPosition()
+    {
+        return publishedPosition.getAcquire();
+    }
+
+    /**
+     * @return position of the first frame still held; safe to call from any thread.
+     */
+    public long startPosition()
+    {
+        return startPosition;
+    }
+
+    /**
+     * @return the largest payload one frame can carry.
+     */
+    public int maxPayloadLength()
+    {
+        return maxPayloadLength;
+    }
+
+    /**
+     * @return length of each segment file.
+     */
+    public int segmentLength()
+    {
+        return segmentLength;
+    }
+
+    /**
+     * @return the log directory.
+     */
+    public Path directory()
+    {
+        return directory;
+    }
+
+    int maxFrameLength()
+    {
+        return maxBatchLength - HEADER_LENGTH;
+    }
+
+    /**
+     * Flush what is pending, make it durable, and release the files.
+     */
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        try
+        {
+            if (!failed)
+            {
+                sync();
+            }
+        }
+        finally
+        {
+            closed = true;
+            closeChannel();
+            BufferUtil.free(batchByteBuffer);
+        }
+    }
+
+    private long segmentBase(final long position)
+    {
+        return position & ~((long)segmentLength - 1);
+    }
+
+    private static boolean isPadding(final DirectBuffer buffer, final int frameOffset)
+    {
+        return PADDING_FRAME_TYPE == buffer.getInt(frameOffset + TYPE_OFFSET, LITTLE_ENDIAN);
+    }
+
+    private void putHeader(final int offset, final int frameLength, final long term, final long position, final int type)
+    {
+        batch.putInt(offset, frameLength, LITTLE_ENDIAN);
+        batch.putInt(offset + CHECKSUM_OFFSET, 0, LITTLE_ENDIAN);
+        batch.putLong(offset + TERM_OFFSET, term, LITTLE_ENDIAN);
+        batch.putLong(offset + POSITION_OFFSET, position, LITTLE_ENDIAN);
+        batch.putInt(offset + TYPE_OFFSET, type, LITTLE_ENDIAN);
+        batch.putInt(offset + RESERVED_OFFSET, 0, LITTLE_ENDIAN);
+    }
+
+    /**
+     * Account for bytes added to the batch. When the log reaches a segment end, the batch bytes after this point
+     * belong to the next segment file.
+     */
+    private void advance(final int batchBytes, final long newPendingPosition)
+    {
+        batchLength += batchBytes;
+        pendingPosition = newPendingPosition;
+        if (0 == (newPendingPosition & (segmentLength - 1)))
+        {
+            // A batch is at most one segment long, so it crosses at most one segment end.
+            if (splitOffset >= 0)
+            {
+                throw new IllegalStateException("batch crosses two segment ends: splitOffset=" + splitOffset);
+            }
+            splitOffset = batchLength;
+        }
+    }
+
+    private void computeChecksums()
+    {
+        int offset = 0;
+        while (offset < batchLength)
+        {
+            final int frameLength = batch.getInt(offset, LITTLE_ENDIAN);
+            final boolean padding = isPadding(batch, offset);
+            batch.putInt(offset + CHECKSUM_OFFSET, checksum.compute(batch, offset, frameLength, padding), LITTLE_ENDIAN);
+            offset += padding ? HEADER_LENGTH : alignedLength(frameLength);
+        }
+    }
+
+    private void write(final int from, final int to, final long fileOffset) throws IOException
+    {
+        batchByteBuffer.clear();
+        batchByteBuffer.limit(to).position(from);
+        long filePosition = fileOffset;
+        while (batchByteBuffer.hasRemaining())
+        {
+            filePosition += channel.write(batchByteBuffer, filePosition);
+        }
+    }
+
+    private void useSegment(final long basePosition)
+    {
+        if (channelBasePosition == basePosition)
+        {
+            return;
+        }
+        closeChannel();
+        final Path file = SegmentFiles.segmentFile(directory, basePosition);
+        channel = Files.exists(file) ?
+            SegmentFiles.openForWrite(file) :
+            SegmentFiles.create(directory, basePosition, segmentLength, DurabilityPolicy.BATCH == durability);
+        channelBasePosition = basePosition;
+    }
+
+    private void forceChannel()
+    {
+        try
+        {
+            channel.force(false);
+        }
+        catch (final IOException ex)
+        {
+            failed = true;
+            throw SegmentFiles.ioError(SegmentFiles.segmentFile(directory, channelBasePosition), "fsync failed", ex);
+        }
+    }
+
+    private void closeChannel()
+    {
+        if (null != channel)
+        {
+            try
+            {
+                channel.close();
+            }
+            catch (final IOException ex)
+            {
+                LOGGER.log(System.Logger.Level.WARNING, "closing segment failed", ex);
+            }
+            channel = null;
+            channelBasePosition = -1;
+        }
+    }
+
+    private void checkUsable()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("log is closed: " + directory);
+        }
+        if (failed)
+        {
+            throw new IllegalStateException("log failed on an earlier write and must be reopened: " + directory);
+        }
+    }
+
+    /**
+     * Walk the frames of the position's segment up to the position: it must land exactly on it.
+     */
+    void checkFrameBoundary(final long position, final FrameValidator validator)
+    {
+        if (!FrameDescriptor.isAligned(position))
+        {
+            throw new ArchiveException(NOT_FRAME_BOUNDARY, null, position, "position is not frame aligned");
+        }
+        final long base = segmentBase(position);
+        long walk = Math.max(Math.max(base, initialPosition), startPosition);
+        if (walk == position)
+        {
+            return;
+        }
+        try (MappedSegment segment = MappedSegment.mapOrNull(directory, base, segmentLength))
+        {
+            if (null == segment)
+            {
+                throw new ArchiveException(PURGED, SegmentFiles.segmentFile(directory, base), position,
+                    "segment not present");
+            }
+            while (walk < position)
+            {
+                final int offset = (int)(walk - base);
+                final int remaining = segmentLength - offset;
+                final int result = validator.check(segment.buffer(), offset, remaining, remaining, walk);
+                if (result < 0)
+                {
+                    throw new ArchiveException(CORRUPT_FRAME, segment.file(), walk, FrameValidator.describe(result));
+                }
+                walk += result;
+            }
+        }
+        if (walk != position)
+        {
+            throw new ArchiveException(NOT_FRAME_BOUNDARY, SegmentFiles.segmentFile(directory, base), position,
+                "no frame starts here (a frame spans it)");
+        }
+    }
+}

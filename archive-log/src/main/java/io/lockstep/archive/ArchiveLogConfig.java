@@ -1,0 +1,169 @@
+package io.lockstep.archive;
+
+import org.agrona.BitUtil;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * Settings of one log directory. The segment length, batch bound and initial position are fixed when the directory
+ * is created and recorded in its descriptor; opening it later with other values is a {@code CONFIG_MISMATCH}.
+ * <p>
+ * The segment length must be the same on every member of a cluster: a segment ends with a padding frame, and
+ * padding takes up log positions, so members with different segment lengths would disagree on positions.
+ */
+public final class ArchiveLogConfig
+{
+    /** 64 MiB: few files for a long log, and a purge frees space in useful steps. */
+    public static final int DEFAULT_SEGMENT_LENGTH = 64 * 1024 * 1024;
+    /** 1 MiB: enough for thousands of small messages in one write, small enough to stay in L2/L3 cache. */
+    public static final int DEFAULT_MAX_BATCH_LENGTH = 1024 * 1024;
+    /** Smallest segment: keeps tests able to cross many segments cheaply. */
+    public static final int MIN_SEGMENT_LENGTH = 4096;
+    /** Largest segment: segment offsets are ints and a segment is mapped whole by readers. */
+    public static final int MAX_SEGMENT_LENGTH = 1 << 30;
+    /** Smallest batch bound: one frame header for padding plus a small frame. */
+    public static final int MIN_MAX_BATCH_LENGTH = 256;
+
+    private Path directory;
+    private int segmentLength = DEFAULT_SEGMENT_LENGTH;
+    private int maxBatchLength = DEFAULT_MAX_BATCH_LENGTH;
+    private long initialPosition = 0;
+    private DurabilityPolicy durability = DurabilityPolicy.NONE;
+
+    /**
+     * @param directory the directory holding the descriptor and segment files.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig directory(final Path directory)
+    {
+        this.directory = directory;
+        return this;
+    }
+
+    /**
+     * @return the directory holding the descriptor and segment files.
+     */
+    public Path directory()
+    {
+        return directory;
+    }
+
+    /**
+     * @param segmentLength length of each segment file, a power of two.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig segmentLength(final int segmentLength)
+    {
+        this.segmentLength = segmentLength;
+        return this;
+    }
+
+    /**
+     * @return length of each segment file.
+     */
+    public int segmentLength()
+    {
+        return segmentLength;
+    }
+
+    /**
+     * The most bytes one flush writes. It bounds the writer's buffer, the largest frame, and the region a torn write
+     * can damage, which is what recovery relies on to tell a torn tail from corruption.
+     *
+     * @param maxBatchLength bound on one write batch, a multiple of the frame alignment.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig maxBatchLength(final int maxBatchLength)
+    {
+        this.maxBatchLength = maxBatchLength;
+        return this;
+    }
+
+    /**
+     * @return bound on one write batch.
+     */
+    public int maxBatchLength()
+    {
+        return maxBatchLength;
+    }
+
+    /**
+     * @param initialPosition position of the first frame of a new log (non-zero for a member that starts from a
+     *                        snapshot), frame aligned.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig initialPosition(final long initialPosition)
+    {
+        this.initialPosition = initialPosition;
+        return this;
+    }
+
+    /**
+     * @return position of the first frame of a new log.
+     */
+    public long initialPosition()
+    {
+        return initialPosition;
+    }
+
+    /**
+     * @param durability what a batch must reach before its position is reported durable.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig durability(final DurabilityPolicy durability)
+    {
+        this.durability = durability;
+        return this;
+    }
+
+    /**
+     * @return what a batch must reach before its position is reported durable.
+     */
+    public DurabilityPolicy durability()
+    {
+        return durability;
+    }
+
+    /**
+     * @return the largest payload a single frame may carry.
+     */
+    public int maxPayloadLength()
+    {
+        // Room for the padding header that may precede the frame in the same batch.
+        return maxBatchLength - 2 * FrameDescriptor.HEADER_LENGTH;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the first setting that is wrong.
+     */
+    public void validate()
+    {
+        Objects.requireNonNull(directory, "directory must be set");
+        Objects.requireNonNull(durability, "durability must be set");
+        if (!BitUtil.isPowerOfTwo(segmentLength) || segmentLength < MIN_SEGMENT_LENGTH ||
+            segmentLength > MAX_SEGMENT_LENGTH)
+        {
+            throw new IllegalArgumentException("segmentLength must be a power of two in [" + MIN_SEGMENT_LENGTH +
+                ", " + MAX_SEGMENT_LENGTH + "]: " + segmentLength);
+        }
+        if (maxBatchLength < MIN_MAX_BATCH_LENGTH || maxBatchLength > segmentLength ||
+            maxBatchLength % FrameDescriptor.FRAME_ALIGNMENT != 0)
+        {
+            throw new IllegalArgumentException("maxBatchLength must be a multiple of " +
+                FrameDescriptor.FRAME_ALIGNMENT + " in [" + MIN_MAX_BATCH_LENGTH + ", segmentLength=" + segmentLength +
+                "]: " + maxBatchLength);
+        }
+        if (initialPosition < 0 || !FrameDescriptor.isAligned(initialPosition))
+        {
+            throw new IllegalArgumentException("initialPosition must be >= 0 and a multiple of " +
+                FrameDescriptor.FRAME_ALIGNMENT + ": " + initialPosition);
+        }
+    }
+
+    public String toString()
+    {
+        return "ArchiveLogConfig{directory=" + directory + ", segmentLength=" + segmentLength + ", maxBatchLength=" +
+            maxBatchLength + ", initialPosition=" + initialPosition + ", durability=" + durability + '}';
+    }
+}

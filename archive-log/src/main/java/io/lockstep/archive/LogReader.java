@@ -1,0 +1,191 @@
+package io.lockstep.archive;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
+import static io.lockstep.archive.ArchiveException.Reason.PURGED;
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * Reads frames from a position onward, tailing the log as it grows. Segments are memory mapped, so frames are handed
+ * out in place, without copying or allocating. Every frame is checked (checksum, length, position) before it is
+ * handed out: a damaged frame is an {@code ArchiveException} naming the file and position, and the reader goes no
+ * further. Used by one thread; any number of readers may run beside the writer.
+ */
+public final class LogReader implements AutoCloseable
+{
+    private final ArchiveLog log;
+    private final int segmentLength;
+    private final FrameValidator validator;
+    private MappedSegment segment;
+    private long position;
+
+    LogReader(final ArchiveLog log, final long position)
+    {
+        this.log = log;
+        this.segmentLength = log.segmentLength();
+        this.validator = new FrameValidator(log.maxFrameLength());
+        this.position = position;
+    }
+
+    /**
+     * @return position of the next frame this reader will read.
+     */
+    public long position()
+    {
+        return position;
+    }
+
+    /**
+     * Hand frames to a handler, up to a limit.
+     *
+     * @param handler       receives each frame.
+     * @param limitPosition read no frame that ends beyond this (for example the commit position).
+     * @param maxFrames     bound on frames handed out in this call.
+     * @return the number of frames handed out.
+     */
+    public int poll(final FrameHandler handler, final long limitPosition, final int maxFrames)
+    {
+        final long bound = Math.min(limitPosition, log.publishedPosition());
+        int count = 0;
+        while (count < maxFrames && position < bound)
+        {
+            final UnsafeBuffer buffer = mapSegment();
+            final int offset = (int)(position - segment.basePosition());
+            final int result = check(buffer, offset);
+            final int frameType = buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
+            if (PADDING_FRAME_TYPE == frameType)
+            {
+                position += result;
+                continue;
+            }
+            if (position + result > bound)
+            {
+                break;
+            }
+            final int frameLength = buffer.getInt(offset, LITTLE_ENDIAN);
+            final long framePosition = position;
+            position += result;
+            count++;
+            handler.onFrame(buffer, offset + HEADER_LENGTH, frameLength - HEADER_LENGTH, framePosition,
+                buffer.getLong(offset + TERM_OFFSET, LITTLE_ENDIAN), frameType);
+        }
+        return count;
+    }
+
+    /**
+     * Hand a block of whole frames, exactly as stored, to a handler: everything from the reader's position up to
+     * the limit, within one segment and at most maxBytes (but always at least one frame if one is available).
+     *
+     * @param handler       receives the block.
+     * @param limitPosition read no frame that ends beyond this.
+     * @param maxBytes      bound on the block's length.
+     * @return log bytes consumed (endPosition - startPosition of the block), or 0 if nothing was available.
+     */
+    public int readBlock(final BlockHandler handler, final long limitPosition, final int maxBytes)
+    {
+        final long bound = Math.min(limitPosition, log.publishedPosition());
+        if (position >= bound)
+        {
+            return 0;
+        }
+        final UnsafeBuffer buffer = mapSegment();
+        final int startOffset = (int)(position - segment.basePosition());
+        int offset = startOffset;
+        long end = position;
+        while (end < bound)
+        {
+            final int result = check(buffer, offset);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
+            final int bytes = padding ? HEADER_LENGTH : result;
+            if ((!padding && end + result > bound) || (offset > startOffset && offset - startOffset + bytes > maxBytes))
+            {
+                break;
+            }
+            offset += bytes;
+            end += result;
+            if (padding || end == segment.basePosition() + segmentLength)
+            {
+                break;
+            }
+        }
+        if (end == position)
+        {
+            return 0;
+        }
+        final long start = position;
+        position = end;
+        handler.onBlock(buffer, startOffset, offset - startOffset, start, end);
+        return (int)(end - start);
+    }
+
+    /**
+     * Move the reader, for example back to re-send from an earlier position.
+     *
+     * @param newPosition start of a frame in the log.
+     */
+    public void seek(final long newPosition)
+    {
+        if (newPosition < log.startPosition())
+        {
+            throw new ArchiveException(PURGED, null, newPosition, "log starts at " + log.startPosition());
+        }
+        position = newPosition;
+    }
+
+    FrameValidator validator()
+    {
+        return validator;
+    }
+
+    public void close()
+    {
+        unmap();
+    }
+
+    private int check(final UnsafeBuffer buffer, final int offset)
+    {
+        final int remaining = segmentLength - offset;
+        final int result = validator.check(buffer, offset, remaining, remaining, position);
+        if (result < 0)
+        {
+            throw new ArchiveException(CORRUPT_FRAME, segment.file(), position, FrameValidator.describe(result));
+        }
+        return result;
+    }
+
+    private UnsafeBuffer mapSegment()
+    {
+        final long base = position & ~((long)segmentLength - 1);
+        if (null == segment || segment.basePosition() != base)
+        {
+            unmap();
+            if (position < log.startPosition())
+            {
+                throw new ArchiveException(PURGED, null, position, "log starts at " + log.startPosition());
+            }
+            segment = MappedSegment.mapOrNull(log.directory(), base, segmentLength);
+            if (null == segment)
+            {
+                final ArchiveException.Reason reason = position < log.startPosition() ? PURGED :
+                    ArchiveException.Reason.MISSING_SEGMENT;
+                throw new ArchiveException(reason, SegmentFiles.segmentFile(log.directory(), base), position,
+                    "segment not present (log starts at " + log.startPosition() + ")");
+            }
+        }
+        return segment.buffer();
+    }
+
+    private void unmap()
+    {
+        if (null != segment)
+        {
+            segment.close();
+            segment = null;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.lockstep.archive;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.stream.Stream;
+
+/**
+ * Naming, listing, creation and removal of segment files. A segment is named by the log position of its first byte
+ * (20 digits, so names sort by position) and always has the full segment length: it is created under a temporary
+ * name, extended (sparse, so it reads as zeros) and renamed, so a crash never leaves a short segment behind.
+ */
+final class SegmentFiles
+{
+    static final String SUFFIX = ".seg";
+    private static final String TMP_SUFFIX = ".seg.tmp";
+    private static final int NAME_DIGITS = 20;
+    private static final int ZERO_CHUNK = 64 * 1024;
+
+    private SegmentFiles()
+    {
+    }
+
+    static Path segmentFile(final Path directory, final long basePosition)
+    {
+        return directory.resolve(name(basePosition));
+    }
+
+    static String name(final long basePosition)
+    {
+        final String digits = Long.toString(basePosition);
+        return "0".repeat(NAME_DIGITS - digits.length()) + digits + SUFFIX;
+    }
+
+    /**
+     * @param directory log directory.
+     * @return base positions of the segment files present, ascending.
+     */
+    static long[] listBasePositions(final Path directory)
+    {
+        try (Stream<Path> files = Files.list(directory))
+        {
+            return files
+                .map(p -> p.getFileName().toString())
+                .filter(n -> n.length() == NAME_DIGITS + SUFFIX.length() && n.endsWith(SUFFIX) &&
+                    n.chars().limit(NAME_DIGITS).allMatch(Character::isDigit))
+                .mapToLong(n -> Long.parseLong(n.substring(0, NAME_DIGITS)))
+                .sorted()
+                .toArray();
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(directory, "cannot list segment files", ex);
+        }
+    }
+
+    /**
+     * Create a full-length segment atomically and open it for writing.
+     *
+     * @param directory     log directory.
+     * @param basePosition  position of the segment's first byte.
+     * @param segmentLength length of the segment.
+     * @param sync          true to make the new file and its directory entry durable before returning.
+     * @return the open channel.
+     */
+    static FileChannel create(final Path directory, final long basePosition, final int segmentLength, final boolean sync)
+    {
+        final Path file = segmentFile(directory, basePosition);
+        final Path tmp = directory.resolve(name(basePosition).replace(SUFFIX, TMP_SUFFIX));
+        try
+        {
+            try (FileChannel channel = FileChannel.open(
+                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))
+            {
+                // Sparse: reads as zeros, and zeros mean "no frame here". Writing one byte at the end sets the length.
+                channel.write(ByteBuffer.wrap(new byte[1]), segmentLength - 1L);
+                if (sync)
+                {
+                    channel.force(true);
+                }
+            }
+            // Replacing is safe: a segment is only re-created after recovery found it empty (all zeros).
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            if (sync)
+            {
+                fsyncDirectory(directory);
+            }
+            return openForWrite(file);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot create segment", ex);
+        }
+    }
+
+    static FileChannel openForWrite(final Path file)
+    {
+        try
+        {
+            return FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot open segment for writing", ex);
+        }
+    }
+
+    static void delete(final Path directory, final long basePosition)
+    {
+        final Path file = segmentFile(directory, basePosition);
+        try
+        {
+            Files.deleteIfExists(file);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot delete segment", ex);
+        }
+    }
+
+    /**
+     * Write zeros over {@code [from, to)} of a file.
+     */
+    static void zero(final FileChannel channel, final Path file, final long from, final long to)
+    {
+        final ByteBuffer zeros = ByteBuffer.allocateDirect(ZERO_CHUNK);
+        try
+        {
+            long position = from;
+            while (position < to)
+            {
+                zeros.clear().limit((int)Math.min(ZERO_CHUNK, to - position));
+                while (zeros.hasRemaining())
+                {
+                    position += channel.write(zeros, position);
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot zero range [" + from + ", " + to + ")", ex);
+        }
+    }
+
+    static void fsyncDirectory(final Path directory)
+    {
+        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ))
+        {
+            channel.force(true);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(directory, "cannot fsync directory", ex);
+        }
+    }
+
+    static long size(final Path file)
+    {
+        try
+        {
+            return Files.size(file);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot read size", ex);
+        }
+    }
+
+    static ArchiveException ioError(final Path file, final String what, final IOException ex)
+    {
+        return new ArchiveException(ArchiveException.Reason.IO_ERROR, file, -1, what + ": " + ex, ex);
+    }
+
+    static String describeBases(final long[] bases)
+    {
+        return bases.length <= 8 ? Arrays.toString(bases) : bases.length + " segments";
+    }
+}
