@@ -559,7 +559,6 @@ public final class ArchiveLog implements AutoCloseable
         {
             closed = true;
             closeChannel();
-            BufferUtil.free(batchByteBuffer);
         }
     }
 

@@ -56,7 +56,7 @@ public final class LogReader implements AutoCloseable
         {
             final UnsafeBuffer buffer = mapSegment();
             final int offset = (int)(position - segment.basePosition());
-            final int result = check(buffer, offset);
+            final int result = check(buffer, offset, position);
             final int frameType = buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
             if (PADDING_FRAME_TYPE == frameType)
             {
@@ -99,7 +99,7 @@ public final class LogReader implements AutoCloseable
         long end = position;
         while (end < bound)
         {
-            final int result = check(buffer, offset);
+            final int result = check(buffer, offset, end);
             final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
             final int bytes = padding ? HEADER_LENGTH : result;
             if ((!padding && end + result > bound) || (offset > startOffset && offset - startOffset + bytes > maxBytes))
@@ -147,13 +147,14 @@ public final class LogReader implements AutoCloseable
         unmap();
     }
 
-    private int check(final UnsafeBuffer buffer, final int offset)
+    private int check(final UnsafeBuffer buffer, final int offset, final long expectedPosition)
     {
         final int remaining = segmentLength - offset;
-        final int result = validator.check(buffer, offset, remaining, remaining, position);
+        final int result = validator.check(buffer, offset, remaining, remaining, expectedPosition);
         if (result < 0)
         {
-            throw new ArchiveException(CORRUPT_FRAME, segment.file(), position, FrameValidator.describe(result));
+            throw new ArchiveException(
+                CORRUPT_FRAME, segment.file(), expectedPosition, FrameValidator.describe(result));
         }
         return result;
     }

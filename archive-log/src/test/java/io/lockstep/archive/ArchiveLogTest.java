@@ -1,0 +1,499 @@
+package io.lockstep.archive;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.lockstep.archive.TestFrames.append;
+import static io.lockstep.archive.TestFrames.config;
+import static io.lockstep.archive.TestFrames.payload;
+import static io.lockstep.archive.TestFrames.readAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ArchiveLogTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void appendedFramesReadBackWithPositionTermAndType()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final long p1 = append(log, 3, 7, payload(1, 0, 100));
+            final long p2 = append(log, 4, 8, payload(1, 1, 0));
+            assertEquals(FrameDescriptor.alignedFrameLength(100), p1);
+            assertEquals(p1 + FrameDescriptor.alignedFrameLength(0), p2);
+            assertEquals(0, log.publishedPosition(), "nothing visible before flush");
+
+            assertEquals(p2, log.flush());
+            final List<TestFrames.Frame> frames = readAll(log, 0);
+            assertEquals(2, frames.size());
+            assertEquals(0, frames.get(0).position());
+            assertEquals(3, frames.get(0).term());
+            assertEquals(7, frames.get(0).type());
+            assertArrayEquals(payload(1, 0, 100), frames.get(0).payload());
+            assertEquals(p1, frames.get(1).position());
+            assertEquals(4, frames.get(1).term());
+            assertEquals(0, frames.get(1).payload().length);
+        }
+    }
+
+    @Test
+    void fullBatchReturnsBackPressureUntilFlushed()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final UnsafeBuffer src = new UnsafeBuffer(new byte[1000]);
+            int appended = 0;
+            while (log.append(1, 0, src, 0, 1000) > 0)
+            {
+                appended++;
+            }
+            assertEquals(7, appended, "8 KiB batch holds seven 1056-byte frames");
+            assertEquals(ArchiveLog.BACK_PRESSURED, log.append(1, 0, src, 0, 1000));
+            log.flush();
+            assertTrue(log.append(1, 0, src, 0, 1000) > 0);
+        }
+    }
+
+    @Test
+    void oversizedPayloadAndReservedTypeAreRejected()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final UnsafeBuffer src = new UnsafeBuffer(new byte[log.maxPayloadLength() + 1]);
+            assertThrows(IllegalArgumentException.class, () -> log.append(1, 0, src, 0, log.maxPayloadLength() + 1));
+            assertThrows(IllegalArgumentException.class, () -> log.append(1, -1, src, 0, 10));
+            assertTrue(log.append(1, 0, src, 0, log.maxPayloadLength()) > 0);
+        }
+    }
+
+    @Test
+    void framesNeverCrossASegmentEndAndReadAcrossSegments()
+    {
+        final List<byte[]> written = new ArrayList<>();
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 500; i++)
+            {
+                final byte[] p = payload(2, i, 300 + (i % 7) * 100);
+                written.add(p);
+                append(log, 1, 1, p);
+                if (i % 5 == 0)
+                {
+                    log.flush();
+                }
+            }
+            log.flush();
+            assertTrue(log.appendedPosition() > 4 * log.segmentLength(), "spans several segments");
+            final List<TestFrames.Frame> frames = readAll(log, 0);
+            assertEquals(written.size(), frames.size());
+            for (int i = 0; i < frames.size(); i++)
+            {
+                final TestFrames.Frame f = frames.get(i);
+                assertArrayEquals(written.get(i), f.payload(), "frame " + i);
+                final long segmentOfStart = f.position() / log.segmentLength();
+                final long segmentOfLastByte =
+                    (f.position() + FrameDescriptor.alignedFrameLength(f.payload().length) - 1) / log.segmentLength();
+                assertEquals(segmentOfStart, segmentOfLastByte, "frame " + i + " crosses a segment end");
+            }
+        }
+    }
+
+    @Test
+    void reopenRecoversTheEndPositionAndContinuesAppending()
+    {
+        final long end;
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 300; i++)
+            {
+                append(log, 2, 1, payload(3, i, 200));
+            }
+            end = log.flush();
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertEquals(end, log.appendedPosition());
+            assertEquals(2, log.recoveryReport().lastTerm());
+            assertFalse(log.recoveryReport().hasTornTail());
+            append(log, 3, 1, payload(3, 300, 200));
+            log.flush();
+            final List<TestFrames.Frame> frames = readAll(log, 0);
+            assertEquals(301, frames.size());
+            assertArrayEquals(payload(3, 300, 200), frames.get(300).payload());
+        }
+    }
+
+    @Test
+    void durablePositionFollowsPolicy()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            final long end = append(log, 1, 1, payload(4, 0, 64));
+            assertEquals(0, log.durablePosition());
+            assertEquals(end, log.flush());
+            assertEquals(end, log.durablePosition());
+        }
+    }
+
+    @Test
+    void tornTailIsCutAndReported() throws Exception
+    {
+        final long end;
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                append(log, 1, 1, payload(5, i, 100));
+            }
+            end = log.flush();
+        }
+        // A crash during the next write: a header that promises more than was written, and some of its bytes.
+        try (RandomAccessFile file = new RandomAccessFile(dir.resolve(SegmentFiles.name(0)).toFile(), "rw"))
+        {
+            file.seek(end);
+            file.write(new byte[]{ (byte)200, 1, 0, 0, 9, 9, 9, 9, 1, 2, 3 });
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final RecoveryReport report = log.recoveryReport();
+            assertTrue(report.hasTornTail());
+            assertEquals(end, report.tornTailPosition());
+            assertEquals(11, report.tornTailBytes());
+            assertEquals(end, log.appendedPosition());
+            assertEquals(10, readAll(log, 0).size());
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertFalse(log.recoveryReport().hasTornTail(), "the cut is permanent");
+        }
+    }
+
+    @Test
+    void damageFarFromTheTailIsCorruptionNamingFileAndPosition() throws Exception
+    {
+        final long victim;
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            append(log, 1, 1, payload(6, 0, 100));
+            victim = append(log, 1, 1, payload(6, 1, 100));
+            for (int i = 2; i < 150; i++)
+            {
+                append(log, 1, 1, payload(6, i, 100));
+            }
+            log.flush();
+            assertTrue(log.appendedPosition() - victim > 8 * 1024, "more than one batch after the damage");
+        }
+        flipByte(dir.resolve(SegmentFiles.name(0)), victim + 40);
+
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.CORRUPT_FRAME, ex.reason());
+        assertEquals(victim, ex.position());
+        assertEquals(dir.resolve(SegmentFiles.name(0)), ex.file());
+        assertTrue(ex.getMessage().contains("checksum"), ex.getMessage());
+    }
+
+    @Test
+    void readerStopsAtADamagedFrameInAnOlderSegment() throws Exception
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                append(log, 1, 1, payload(7, i, 200));
+            }
+            log.flush();
+        }
+        flipByte(dir.resolve(SegmentFiles.name(0)), 5000);
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final ArchiveException ex = assertThrows(ArchiveException.class, () -> readAll(log, 0));
+            assertEquals(ArchiveException.Reason.CORRUPT_FRAME, ex.reason());
+            assertEquals(dir.resolve(SegmentFiles.name(0)), ex.file());
+            final ArchiveException verify = assertThrows(ArchiveException.class, () -> ArchiveLog.verify(dir, null));
+            assertEquals(ex.position(), verify.position());
+        }
+    }
+
+    @Test
+    void newerFormatVersionIsRefused() throws Exception
+    {
+        ArchiveLog.open(config(dir)).close();
+        LogDescriptorFile.write(dir.resolve(LogFormat.DESCRIPTOR_FILE), new LogDescriptorFile.Values(
+            LogFormat.FORMAT_VERSION + 1, 64 * 1024, 8 * 1024, 0));
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.UNSUPPORTED_FORMAT, ex.reason());
+        assertTrue(ex.getMessage().contains("format version 2"), ex.getMessage());
+    }
+
+    @Test
+    void damagedDescriptorIsRefused() throws Exception
+    {
+        ArchiveLog.open(config(dir)).close();
+        flipByte(dir.resolve(LogFormat.DESCRIPTOR_FILE), 13);
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.CORRUPT_DESCRIPTOR, ex.reason());
+    }
+
+    @Test
+    void openingWithAnotherSegmentLengthIsAConfigMismatch()
+    {
+        ArchiveLog.open(config(dir)).close();
+        final ArchiveException ex = assertThrows(ArchiveException.class,
+            () -> ArchiveLog.open(config(dir).segmentLength(128 * 1024)));
+        assertEquals(ArchiveException.Reason.CONFIG_MISMATCH, ex.reason());
+    }
+
+    @Test
+    void segmentsWithoutDescriptorAreNotTakenForALog() throws Exception
+    {
+        fillSegments(3);
+        Files.delete(dir.resolve(LogFormat.DESCRIPTOR_FILE));
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.UNSUPPORTED_FORMAT, ex.reason());
+        assertTrue(Files.exists(dir.resolve(SegmentFiles.name(0))), "nothing deleted");
+    }
+
+    @Test
+    void truncatedSegmentIsNamed() throws Exception
+    {
+        final int segments = fillSegments(3);
+        final Path victim = dir.resolve(SegmentFiles.name(64 * 1024));
+        try (RandomAccessFile file = new RandomAccessFile(victim.toFile(), "rw"))
+        {
+            file.setLength(1000);
+        }
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.TRUNCATED_SEGMENT, ex.reason());
+        assertEquals(victim, ex.file());
+        assertEquals(segments, SegmentFiles.listBasePositions(dir).length, "nothing deleted");
+    }
+
+    @Test
+    void missingSegmentInTheMiddleIsNamed() throws Exception
+    {
+        fillSegments(4);
+        final Path victim = dir.resolve(SegmentFiles.name(64 * 1024));
+        Files.delete(victim);
+        final ArchiveException ex = assertThrows(ArchiveException.class, () -> ArchiveLog.open(config(dir)));
+        assertEquals(ArchiveException.Reason.MISSING_SEGMENT, ex.reason());
+        assertEquals(victim, ex.file());
+        final ArchiveException verify = assertThrows(ArchiveException.class, () -> ArchiveLog.verify(dir, null));
+        assertEquals(ArchiveException.Reason.MISSING_SEGMENT, verify.reason());
+    }
+
+    @Test
+    void truncateRemovesTheSuffixAcrossSegments()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final List<Long> positions = new ArrayList<>();
+            for (int i = 0; i < 600; i++)
+            {
+                positions.add(log.pendingPosition());
+                append(log, 1, 1, payload(8, i, 250));
+            }
+            log.flush();
+            final long cut = positions.get(100);
+            log.truncate(cut);
+            assertEquals(cut, log.appendedPosition());
+            assertEquals(cut, log.publishedPosition());
+            assertEquals(100, readAll(log, 0).size());
+            assertEquals(1, SegmentFiles.listBasePositions(dir).length);
+
+            append(log, 2, 1, payload(9, 0, 250));
+            log.flush();
+            final List<TestFrames.Frame> frames = readAll(log, 0);
+            assertEquals(101, frames.size());
+            assertEquals(2, frames.get(100).term());
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertEquals(101, readAll(log, 0).size(), "truncation survives reopening");
+        }
+    }
+
+    @Test
+    void truncateInsideAFrameIsRefused()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            append(log, 1, 1, payload(10, 0, 100));
+            append(log, 1, 1, payload(10, 1, 100));
+            log.flush();
+            final ArchiveException ex = assertThrows(ArchiveException.class, () -> log.truncate(64));
+            assertEquals(ArchiveException.Reason.NOT_FRAME_BOUNDARY, ex.reason());
+            assertThrows(ArchiveException.class, () -> log.truncate(33));
+            append(log, 1, 1, payload(10, 2, 100));
+            assertThrows(IllegalStateException.class, () -> log.truncate(0), "pending frames must be flushed first");
+        }
+    }
+
+    @Test
+    void purgeDeletesWholeSegmentsBelowAndReadersThereArePurged()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                append(log, 1, 1, payload(11, i, 200));
+            }
+            log.flush();
+            final int before = SegmentFiles.listBasePositions(dir).length;
+            final long start = log.purge(2 * log.segmentLength() + 100);
+            assertEquals(2L * log.segmentLength(), start);
+            assertEquals(before - 2, SegmentFiles.listBasePositions(dir).length);
+            final ArchiveException ex = assertThrows(ArchiveException.class, () -> log.newReader(0));
+            assertEquals(ArchiveException.Reason.PURGED, ex.reason());
+            assertFalse(readAll(log, start).isEmpty());
+
+            final long end = log.appendedPosition();
+            final long activeBase = end - end % log.segmentLength();
+            assertEquals(activeBase, log.purge(Long.MAX_VALUE), "everything below the active segment goes");
+            assertEquals(activeBase, SegmentFiles.listBasePositions(dir)[0], "the active segment stays");
+            append(log, 1, 1, payload(11, 1000, 200));
+            log.flush();
+            assertFalse(readAll(log, activeBase).isEmpty());
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final long start = log.startPosition();
+            assertTrue(start > 2L * log.segmentLength());
+            assertEquals(start, SegmentFiles.listBasePositions(dir)[0], "the start survives reopening");
+        }
+    }
+
+    @Test
+    void nonZeroInitialPositionStartsTheLogThere()
+    {
+        final long initial = 3 * 64 * 1024 + 4096;
+        try (ArchiveLog log = ArchiveLog.open(config(dir).initialPosition(initial)))
+        {
+            assertEquals(initial, log.appendedPosition());
+            append(log, 5, 1, payload(12, 0, 100));
+            log.flush();
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertEquals(initial, log.startPosition());
+            final List<TestFrames.Frame> frames = readAll(log, initial);
+            assertEquals(1, frames.size());
+            assertEquals(initial, frames.get(0).position());
+        }
+    }
+
+    @Test
+    void replicatedBlocksProduceIdenticalFollowerLogs() throws Exception
+    {
+        final Path leaderDir = dir.resolve("leader");
+        final Path followerDir = dir.resolve("follower");
+        try (ArchiveLog leader = ArchiveLog.open(config(leaderDir));
+            ArchiveLog follower = ArchiveLog.open(config(followerDir)))
+        {
+            for (int i = 0; i < 700; i++)
+            {
+                append(leader, 1 + i / 100, 1, payload(13, i, (i * 37) % 700));
+            }
+            leader.flush();
+            try (LogReader reader = leader.newReader(0))
+            {
+                while (reader.readBlock((buffer, offset, length, start, end) ->
+                {
+                    assertEquals(start, follower.pendingPosition());
+                    long result = follower.appendFrames(buffer, offset, length);
+                    if (ArchiveLog.BACK_PRESSURED == result)
+                    {
+                        follower.flush();
+                        result = follower.appendFrames(buffer, offset, length);
+                    }
+                    assertEquals(end, result);
+                }, Long.MAX_VALUE, 3000) > 0)
+                {
+                }
+            }
+            follower.flush();
+            assertEquals(leader.appendedPosition(), follower.appendedPosition());
+            final long[] bases = SegmentFiles.listBasePositions(leaderDir);
+            assertArrayEquals(bases, SegmentFiles.listBasePositions(followerDir));
+            for (final long base : bases)
+            {
+                assertArrayEquals(Files.readAllBytes(leaderDir.resolve(SegmentFiles.name(base))),
+                    Files.readAllBytes(followerDir.resolve(SegmentFiles.name(base))), "segment " + base);
+            }
+        }
+    }
+
+    @Test
+    void replicatedGarbageIsRejectedWithoutTakingAnything()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final UnsafeBuffer garbage = new UnsafeBuffer(new byte[256]);
+            garbage.putInt(0, 64);
+            garbage.putInt(4, 12345);
+            final ArchiveException ex = assertThrows(ArchiveException.class, () -> log.appendFrames(garbage, 0, 64));
+            assertEquals(ArchiveException.Reason.CORRUPT_FRAME, ex.reason());
+
+            final UnsafeBuffer truncated = new UnsafeBuffer(new byte[16]);
+            truncated.putInt(0, 64);
+            assertThrows(ArchiveException.class, () -> log.appendFrames(truncated, 0, 16));
+            assertEquals(0, log.pendingPosition(), "nothing taken");
+        }
+    }
+
+    @Test
+    void misplacedReplicatedFrameIsRejected() throws Exception
+    {
+        final Path leaderDir = dir.resolve("leader");
+        try (ArchiveLog leader = ArchiveLog.open(config(leaderDir));
+            ArchiveLog follower = ArchiveLog.open(config(dir.resolve("follower"))))
+        {
+            append(leader, 1, 1, payload(14, 0, 100));
+            append(leader, 1, 1, payload(14, 1, 100));
+            leader.flush();
+            final byte[] segment = Files.readAllBytes(leaderDir.resolve(SegmentFiles.name(0)));
+            final int second = FrameDescriptor.alignedFrameLength(100);
+            final UnsafeBuffer src = new UnsafeBuffer(segment);
+            final ArchiveException ex = assertThrows(ArchiveException.class,
+                () -> follower.appendFrames(src, second, second));
+            assertTrue(ex.getMessage().contains("position"), ex.getMessage());
+        }
+    }
+
+    private int fillSegments(final int segments)
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            int i = 0;
+            while (log.pendingPosition() < (long)(segments - 1) * log.segmentLength() + 100)
+            {
+                append(log, 1, 1, payload(15, i++, 500));
+            }
+            log.flush();
+        }
+        return SegmentFiles.listBasePositions(dir).length;
+    }
+
+    static void flipByte(final Path file, final long offset) throws Exception
+    {
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
+        {
+            raf.seek(offset);
+            final int b = raf.read();
+            raf.seek(offset);
+            raf.write(b ^ 0x10);
+        }
+    }
+}
