@@ -28,7 +28,8 @@ final class FrameChecksum
      */
     int compute(final DirectBuffer buffer, final int frameOffset, final int frameLength, final boolean padding)
     {
-        final int coveredLength = padding ? HEADER_LENGTH : frameLength;
+        // The alignment gap is covered too (writers zero it), so no stored byte of a frame escapes the check.
+        final int coveredLength = padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
         crc.reset();
         update(buffer, frameOffset + TERM_OFFSET, frameOffset + coveredLength);
         crc.update(frameLength & 0xFF);

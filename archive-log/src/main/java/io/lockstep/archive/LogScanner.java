@@ -32,6 +32,7 @@ final class LogScanner
     private long lastTerm;
     private long frames;
     private long stopPosition;
+    private boolean checkPaddingSpace;
 
     LogScanner(final Path directory, final LogDescriptorFile.Values values)
     {
@@ -52,6 +53,8 @@ final class LogScanner
         final int segmentLength = values.segmentLength();
         lastTerm = ArchiveLog.NULL_TERM;
         frames = 0;
+        // Padding space is never written, so whole-log verification insists it is still zero.
+        checkPaddingSpace = wholeLog;
         if (0 == bases.length)
         {
             return new RecoveryReport(values.initialPosition(), values.initialPosition(), lastTerm, 0, null, -1, 0, null);
@@ -102,7 +105,15 @@ final class LogScanner
             }
             lastTerm = buffer.getLong(offset + TERM_OFFSET, LITTLE_ENDIAN);
             final int frameType = buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
-            if (PADDING_FRAME_TYPE != frameType)
+            if (PADDING_FRAME_TYPE == frameType)
+            {
+                if (checkPaddingSpace && segment.lastNonZeroOffset(offset + HEADER_LENGTH) >= 0)
+                {
+                    throw new ArchiveException(CORRUPT_FRAME, segment.file(), position,
+                        "the space a padding frame covers holds data");
+                }
+            }
+            else
             {
                 frames++;
                 if (null != handler)
