@@ -451,8 +451,8 @@ public final class ArchiveLog implements AutoCloseable
     /**
      * Check every frame of a log directory without changing anything.
      *
-     * @param config  settings of the directory (the descriptor's segment length and batch bound are used).
-     * @param handler given every frame in order, or null.
+     * @param directory log directory (its descriptor's segment length and batch bound are used).
+     * @param handler   given every frame in order, or null.
      * @return where the log starts and ends, and any torn tail recovery would cut.
      * @throws ArchiveException naming the file and position of the first damage.
      */
