@@ -298,6 +298,7 @@ public final class ArchiveLog implements AutoCloseable
 
     /**
      * Make everything written durable on disk, whatever the policy (for example before a snapshot or on close).
+     * Earlier segments were forced when the writer left them, so forcing the current one is enough.
      *
      * @return the durable position.
      */
@@ -629,6 +630,12 @@ public final class ArchiveLog implements AutoCloseable
         if (channelBasePosition == basePosition)
         {
             return;
+        }
+        if (null != channel && basePosition > channelBasePosition)
+        {
+            // Leaving a segment for good: force it, so that sync() (which forces only the current segment) makes
+            // everything durable under NONE too. One fdatasync per segment; BATCH has forced it already.
+            forceChannel();
         }
         closeChannel();
         final Path file = SegmentFiles.segmentFile(directory, basePosition);
