@@ -1,0 +1,81 @@
+package io.lockstep.archive;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class LogToolTest
+{
+    @TempDir
+    Path dir;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @Test
+    void verifyReportsAWholeLogAndExitsZero()
+    {
+        writeFrames(50);
+        assertEquals(0, run("verify", dir.toString()));
+        assertTrue(out().contains("log status=ok"), out());
+        assertTrue(out().contains("frames=50"), out());
+    }
+
+    @Test
+    void verifyNamesTheDamageAndExitsOne() throws Exception
+    {
+        writeFrames(2000);
+        ArchiveLogTest.flipByte(dir.resolve(SegmentFiles.name(0)), 1000);
+        assertEquals(1, run("verify", dir.toString()));
+        assertTrue(out().contains("status=error"), out());
+        assertTrue(out().contains("reason=CORRUPT_FRAME"), out());
+        assertTrue(out().contains(SegmentFiles.name(0)), out());
+    }
+
+    @Test
+    void describeListsTheRecordingLog()
+    {
+        writeFrames(1);
+        RecordingLog.open(dir).appendTerm(3, 0, 1, 42);
+        assertEquals(0, run("describe", dir.toString()));
+        assertTrue(out().contains("recording type=TERM term=3 position=0 leader=1"), out());
+    }
+
+    @Test
+    void wrongUsageExitsTwo()
+    {
+        assertEquals(2, run("verify", dir.resolve("missing").toString()));
+        assertTrue(new String(err.toByteArray(), StandardCharsets.UTF_8).contains("no such directory"));
+        assertEquals(2, run("frobnicate", dir.toString()));
+    }
+
+    private void writeFrames(final int count)
+    {
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir)))
+        {
+            for (int i = 0; i < count; i++)
+            {
+                TestFrames.append(log, 1, 1, TestFrames.payload(30, i, 100));
+            }
+            log.flush();
+        }
+    }
+
+    private int run(final String... args)
+    {
+        return LogTool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String out()
+    {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}
