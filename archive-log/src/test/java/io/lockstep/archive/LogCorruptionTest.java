@@ -77,6 +77,8 @@ class LogCorruptionTest
             }
             checkNothingWrongIsServed(copy, written, context);
         }
+        System.out.println("corruption test: " + flips + " flips, " + corruptions + " reported as corruption, " +
+            tornTails + " as a torn tail within one batch of the end (seed " + seed + ")");
         assertEquals(flips, corruptions + tornTails);
     }
 
