@@ -2,6 +2,7 @@ package io.lockstep.archive;
 
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -157,6 +158,28 @@ public final class ArchiveLog implements AutoCloseable
      */
     public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
     {
+        final int payloadOffset = tryClaim(term, frameType, length);
+        if (payloadOffset < 0)
+        {
+            return BACK_PRESSURED;
+        }
+        batch.putBytes(payloadOffset, buffer, offset, length);
+        return pendingPosition;
+    }
+
+    /**
+     * Reserve a frame in the current batch so its payload can be encoded in place (for example by an SBE encoder
+     * wrapped over {@link #claimBuffer()}), with no copy. The caller writes exactly {@code length} bytes at the
+     * returned index before the next call on this log; the checksum is computed at {@link #flush()}.
+     *
+     * @param term      Raft term of the frame.
+     * @param frameType type of the payload (non-negative; negative types are reserved).
+     * @param length    length of the payload, at most {@link #maxPayloadLength()}.
+     * @return index in {@link #claimBuffer()} where the payload goes, or {@code (int)BACK_PRESSURED} if the batch is
+     * full; {@link #pendingPosition()} is then the position after the frame.
+     */
+    public int tryClaim(final long term, final int frameType, final int length)
+    {
         checkUsable();
         if (frameType < 0)
         {
@@ -174,7 +197,7 @@ public final class ArchiveLog implements AutoCloseable
         final boolean padding = position + aligned > segmentEnd;
         if (batchLength + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength)
         {
-            return BACK_PRESSURED;
+            return (int)BACK_PRESSURED;
         }
 
         if (padding)
@@ -185,11 +208,18 @@ public final class ArchiveLog implements AutoCloseable
         }
         final int frameOffset = batchLength;
         putHeader(frameOffset, frameLength, term, position, frameType);
-        batch.putBytes(frameOffset + HEADER_LENGTH, buffer, offset, length);
         batch.setMemory(frameOffset + frameLength, aligned - frameLength, (byte)0);
         advance(aligned, position + aligned);
 
-        return pendingPosition;
+        return frameOffset + HEADER_LENGTH;
+    }
+
+    /**
+     * @return the batch buffer that {@link #tryClaim} indexes into; valid until the next flush.
+     */
+    public MutableDirectBuffer claimBuffer()
+    {
+        return batch;
     }
 
     /**

@@ -50,6 +50,35 @@ class ArchiveLogTest
     }
 
     @Test
+    void claimedFramesAreEncodedInPlaceAndReadBackLikeAppendedOnes()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            final byte[] expected = payload(16, 0, 77);
+            final int index = log.tryClaim(9, 5, expected.length);
+            assertTrue(index >= 0);
+            log.claimBuffer().putBytes(index, expected);
+            append(log, 9, 6, payload(16, 1, 10));
+            log.flush();
+
+            final List<TestFrames.Frame> frames = readAll(log, 0);
+            assertEquals(2, frames.size());
+            assertEquals(5, frames.get(0).type());
+            assertEquals(9, frames.get(0).term());
+            assertArrayEquals(expected, frames.get(0).payload());
+            assertArrayEquals(payload(16, 1, 10), frames.get(1).payload());
+
+            int claims = 0;
+            while (log.tryClaim(9, 5, 1000) >= 0)
+            {
+                claims++;
+            }
+            assertEquals(7, claims);
+            assertEquals((int)ArchiveLog.BACK_PRESSURED, log.tryClaim(9, 5, 1000));
+        }
+    }
+
+    @Test
     void fullBatchReturnsBackPressureUntilFlushed()
     {
         try (ArchiveLog log = ArchiveLog.open(config(dir)))
