@@ -1,0 +1,786 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.AppendStatus;
+import io.lockstep.consensus.codecs.Role;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.Random;
+
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * One member's Raft, as an Agrona agent: follower, candidate and leader roles with pre-vote, check-quorum, streamed
+ * and pipelined replication, the majority commit rule, catch-up, leadership transfer and non-voting members.
+ * <p>
+ * Deterministic: the clock, transport, log, election state and randomness are handed in, and {@link #doWork()} reads
+ * the clock once per duty cycle. It starts no thread and never sleeps, so a whole cluster can run in one thread
+ * from a seed.
+ * <p>
+ * A duty cycle: take every message that has arrived (appending replicated bytes to the log's batch), write the
+ * batch with one flush (group commit), then act on the role: a leader replicates, advances the commit position and
+ * checks its quorum; a follower acknowledges what is now durable, or stands for election when its leader is silent.
+ */
+public final class ConsensusAgent implements Agent
+{
+    private static final System.Logger LOGGER = System.getLogger(ConsensusAgent.class.getName());
+    private static final int NEW_TERM_PAYLOAD_LENGTH = 24;
+
+    private final ConsensusConfig config;
+    private final int memberId;
+    private final NanoClock clock;
+    private final Transport transport;
+    private final RaftLog log;
+    private final ElectionStateStore electionState;
+    private final Random random;
+    private final MemberProtocolPublisher publisher;
+    private final MemberProtocolAdapter adapter;
+    private final TermIndex termIndex = new TermIndex();
+    private final PeerState[] peers;
+    private final long[] quorumScratch;
+    private final int quorum;
+    private final boolean voting;
+    private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
+    private final PendingAppends pendingAppends;
+
+    private Role role = Role.FOLLOWER;
+    private long term;
+    private int votedFor;
+    private int leaderId = -1;
+    private long commitPosition;
+    private long nowNs;
+    private long electionDeadlineNs;
+    private long lastHeardFromLeaderNs = Long.MIN_VALUE / 2;
+    private boolean preVotePhase;
+    private long votes;
+    private boolean started;
+
+    private boolean ackPending;
+    private long ackSequence;
+    private long matchedPosition = -1;
+    private long leaderCommitSeen;
+
+    private int transferTarget = -1;
+    private long transferDeadlineNs;
+
+    /**
+     * @param config        who this member is and who the others are.
+     * @param clock         the only source of time.
+     * @param transport     to other members and clients.
+     * @param log           the member's log.
+     * @param electionState the member's durable term and vote.
+     * @param random        seeded randomness for election timeouts.
+     */
+    public ConsensusAgent(
+        final ConsensusConfig config,
+        final NanoClock clock,
+        final Transport transport,
+        final RaftLog log,
+        final ElectionStateStore electionState,
+        final Random random)
+    {
+        this.config = config;
+        this.memberId = config.memberId();
+        this.clock = clock;
+        this.transport = transport;
+        this.log = log;
+        this.electionState = electionState;
+        this.random = random;
+        this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes());
+        this.adapter = new MemberProtocolAdapter(this);
+        this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
+
+        int votingCount = 0;
+        final PeerState[] others = new PeerState[config.members().size() - 1];
+        int i = 0;
+        for (final Member m : config.members())
+        {
+            votingCount += m.voting() ? 1 : 0;
+            if (m.id() != memberId)
+            {
+                others[i++] = new PeerState(m.id(), m.voting());
+            }
+        }
+        this.peers = others;
+        this.quorum = votingCount / 2 + 1;
+        this.quorumScratch = new long[votingCount];
+        this.voting = config.member(memberId).voting();
+        this.term = electionState.term();
+        this.votedFor = electionState.votedFor();
+        log.scan((position, frameTerm, frameType) -> termIndex.onFrame(frameTerm, position));
+        if (termIndex.lastTerm() > term)
+        {
+            throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
+        }
+    }
+
+    public String roleName()
+    {
+        return "consensus-" + memberId;
+    }
+
+    public int doWork()
+    {
+        nowNs = clock.nanoTime();
+        if (!started)
+        {
+            started = true;
+            electionDeadlineNs = nowNs + randomElectionTimeout();
+        }
+
+        int work = transport.poll(nowNs, adapter);
+        if (log.pendingPosition() > log.appendedPosition())
+        {
+            log.flush();
+            work++;
+        }
+
+        if (Role.LEADER == role)
+        {
+            work += replicate();
+            updateCommitPosition();
+            checkQuorum();
+            progressTransfer();
+        }
+        else
+        {
+            if (ackPending)
+            {
+                work += sendAck();
+            }
+            if (voting && nowNs >= electionDeadlineNs)
+            {
+                startPreVote();
+                work++;
+            }
+        }
+        work += transport.flush(nowNs);
+        return work;
+    }
+
+    public void onClose()
+    {
+        log.close();
+        transport.close();
+    }
+
+    public Role role()
+    {
+        return role;
+    }
+
+    public long term()
+    {
+        return term;
+    }
+
+    public int leaderId()
+    {
+        return leaderId;
+    }
+
+    public int memberId()
+    {
+        return memberId;
+    }
+
+    public long commitPosition()
+    {
+        return commitPosition;
+    }
+
+    public long logPosition()
+    {
+        return log.appendedPosition();
+    }
+
+    // ----------------------------------------------------------------------------------------------- elections
+
+    private void startPreVote()
+    {
+        role = Role.CANDIDATE;
+        leaderId = -1;
+        preVotePhase = true;
+        votes = 1L << memberId;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
+        LOGGER.log(System.Logger.Level.DEBUG, "member {0} pre-vote for term {1}", memberId, term + 1);
+        if (Long.bitCount(votes) >= quorum)
+        {
+            startElection(false);
+            return;
+        }
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                publisher.requestVote(peer.id, term + 1, memberId, termIndex.lastTerm(), log.pendingPosition(), true,
+                    false);
+            }
+        }
+    }
+
+    private void startElection(final boolean transfer)
+    {
+        role = Role.CANDIDATE;
+        leaderId = -1;
+        preVotePhase = false;
+        setTermAndVote(term + 1, memberId);
+        votes = 1L << memberId;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
+        LOGGER.log(System.Logger.Level.INFO, "member {0} stands for election in term {1}", memberId, term);
+        if (Long.bitCount(votes) >= quorum)
+        {
+            becomeLeader();
+            return;
+        }
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                publisher.requestVote(peer.id, term, memberId, termIndex.lastTerm(), log.pendingPosition(), false,
+                    transfer);
+            }
+        }
+    }
+
+    void onRequestVote(
+        final long candidateTerm,
+        final int candidateId,
+        final long lastLogTerm,
+        final long lastLogPosition,
+        final boolean preVote,
+        final boolean transfer)
+    {
+        if (!voting || null == config.member(candidateId) || !config.member(candidateId).voting())
+        {
+            return;
+        }
+        // A member that hears a live leader (or is one) ignores candidates: a partitioned member rejoining with
+        // a high term cannot depose a healthy leader. A leadership transfer is the one exception.
+        final boolean leaderAlive = Role.LEADER == role || nowNs - lastHeardFromLeaderNs < config.electionTimeoutNs();
+        final boolean upToDate = lastLogTerm > termIndex.lastTerm() ||
+            (lastLogTerm == termIndex.lastTerm() && lastLogPosition >= log.pendingPosition());
+        if (preVote)
+        {
+            final boolean granted = candidateTerm > term && upToDate && (!leaderAlive || transfer);
+            publisher.vote(candidateId, term, memberId, candidateTerm, granted, true);
+            return;
+        }
+
+        if (candidateTerm < term || (candidateTerm > term && leaderAlive && !transfer))
+        {
+            publisher.vote(candidateId, term, memberId, candidateTerm, false, false);
+            return;
+        }
+        if (candidateTerm > term)
+        {
+            becomeFollower(candidateTerm, -1);
+        }
+        final boolean granted = upToDate && (ElectionStateStore.NO_VOTE == votedFor || candidateId == votedFor);
+        if (granted)
+        {
+            setTermAndVote(term, candidateId);
+            electionDeadlineNs = nowNs + randomElectionTimeout();
+        }
+        publisher.vote(candidateId, term, memberId, candidateTerm, granted, false);
+    }
+
+    void onVote(
+        final long voterTerm, final int voterId, final long candidateTerm, final boolean granted, final boolean preVote)
+    {
+        if (voterTerm > term && !granted)
+        {
+            becomeFollower(voterTerm, -1);
+            return;
+        }
+        if (Role.CANDIDATE != role || !granted || null == config.member(voterId) || !config.member(voterId).voting())
+        {
+            return;
+        }
+        if (preVote && preVotePhase && candidateTerm == term + 1)
+        {
+            votes |= 1L << voterId;
+            if (Long.bitCount(votes) >= quorum)
+            {
+                startElection(false);
+            }
+        }
+        else if (!preVote && !preVotePhase && candidateTerm == term)
+        {
+            votes |= 1L << voterId;
+            if (Long.bitCount(votes) >= quorum)
+            {
+                becomeLeader();
+            }
+        }
+    }
+
+    void onTimeoutNow(final long leaderTerm, final int fromLeaderId)
+    {
+        if (voting && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} takes over leadership from {1}", memberId, fromLeaderId);
+            startElection(true);
+        }
+    }
+
+    private void becomeLeader()
+    {
+        role = Role.LEADER;
+        leaderId = memberId;
+        transferTarget = -1;
+        log.flush();
+        entryScratch.putInt(0, memberId, LITTLE_ENDIAN);
+        entryScratch.putLong(8, term, LITTLE_ENDIAN);
+        entryScratch.putLong(16, nowNs, LITTLE_ENDIAN);
+        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0, NEW_TERM_PAYLOAD_LENGTH);
+        for (final PeerState peer : peers)
+        {
+            // Optimistic: assume followers hold what the leader held before this term; a rejection corrects it.
+            peer.reset(termIndex.startOf(term), nowNs);
+        }
+        LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
+            memberId, term, log.pendingPosition());
+    }
+
+    private void becomeFollower(final long newTerm, final int newLeaderId)
+    {
+        if (newTerm > term)
+        {
+            setTermAndVote(newTerm, ElectionStateStore.NO_VOTE);
+        }
+        if (Role.LEADER == role)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} steps down as leader in term {1}", memberId, term);
+            pendingAppends.failAll(publisher, newLeaderId);
+        }
+        if (role != Role.FOLLOWER || leaderId != newLeaderId)
+        {
+            matchedPosition = -1;
+        }
+        role = Role.FOLLOWER;
+        leaderId = newLeaderId;
+        transferTarget = -1;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
+    }
+
+    private void setTermAndVote(final long newTerm, final int newVote)
+    {
+        if (newTerm < term)
+        {
+            throw new IllegalStateException("term may not go back: " + term + " -> " + newTerm);
+        }
+        electionState.save(newTerm, newVote);
+        term = newTerm;
+        votedFor = newVote;
+    }
+
+    private void checkQuorum()
+    {
+        int heard = 1;
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting && nowNs - peer.lastHeardNs < config.electionTimeoutNs())
+            {
+                heard++;
+            }
+        }
+        if (heard < quorum)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} lost its quorum in term {1}", memberId, term);
+            becomeFollower(term, -1);
+        }
+    }
+
+    private long randomElectionTimeout()
+    {
+        return config.electionTimeoutNs() + (long)(random.nextDouble() * config.electionTimeoutNs());
+    }
+
+    // -------------------------------------------------------------------------------------------- follower side
+
+    void onAppendRequest(
+        final long leaderTerm,
+        final int fromLeaderId,
+        final long sequence,
+        final long prevPosition,
+        final long prevTerm,
+        final long leaderCommit,
+        final DirectBuffer buffer,
+        final int offset,
+        final int length)
+    {
+        if (leaderTerm < term)
+        {
+            publisher.appendResponse(fromLeaderId, term, memberId, sequence, false, log.pendingPosition(),
+                log.durablePosition(), commitPosition, termIndex);
+            return;
+        }
+        if (leaderTerm > term || Role.FOLLOWER != role || leaderId != fromLeaderId)
+        {
+            becomeFollower(leaderTerm, fromLeaderId);
+        }
+        lastHeardFromLeaderNs = nowNs;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
+
+        if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
+            termIndex.termAt(prevPosition) != prevTerm)
+        {
+            reject(fromLeaderId, sequence);
+            return;
+        }
+
+        long position = prevPosition;
+        int o = offset;
+        final int end = offset + length;
+        while (o < end)
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final long frameTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final int logBytes = padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
+            if (position < log.pendingPosition())
+            {
+                if (termIndex.termStartingAt(position) == frameTerm)
+                {
+                    position += logBytes;
+                    o += padding ? HEADER_LENGTH : logBytes;
+                    continue;
+                }
+                truncateConflict(position);
+            }
+            if (!appendReplicated(buffer, o, end - o, position, fromLeaderId, sequence))
+            {
+                return;
+            }
+            position = log.pendingPosition();
+            break;
+        }
+
+        matchedPosition = position;
+        leaderCommitSeen = Math.max(leaderCommitSeen, leaderCommit);
+        ackPending = true;
+        ackSequence = sequence;
+    }
+
+    private boolean appendReplicated(
+        final DirectBuffer buffer, final int offset, final int length, final long position, final int fromLeaderId,
+        final long sequence)
+    {
+        try
+        {
+            long result = log.appendFrames(buffer, offset, length);
+            if (RaftLog.BACK_PRESSURED == result)
+            {
+                log.flush();
+                result = log.appendFrames(buffer, offset, length);
+                if (RaftLog.BACK_PRESSURED == result)
+                {
+                    throw new IllegalStateException("append block of " + length + " bytes exceeds the log batch");
+                }
+            }
+        }
+        catch (final ArchiveException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: {2}",
+                memberId, fromLeaderId, ex.getMessage());
+            reject(fromLeaderId, sequence);
+            return false;
+        }
+        long p = position;
+        for (int o = offset; o < offset + length; )
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            termIndex.onFrame(buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), p);
+            p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
+            o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
+        }
+        return true;
+    }
+
+    private void truncateConflict(final long position)
+    {
+        // State-machine safety: committed entries are never removed. A leader that asks for it is broken.
+        if (position < commitPosition)
+        {
+            throw new IllegalStateException("member " + memberId + " asked to truncate committed entries: position " +
+                position + " < commit " + commitPosition);
+        }
+        LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
+        log.flush();
+        log.truncate(position);
+        termIndex.truncate(position);
+        matchedPosition = Math.min(matchedPosition, position);
+    }
+
+    private void reject(final int toLeaderId, final long sequence)
+    {
+        ackPending = false;
+        publisher.appendResponse(toLeaderId, term, memberId, sequence, false, log.pendingPosition(),
+            log.durablePosition(), commitPosition, termIndex);
+    }
+
+    private int sendAck()
+    {
+        final long durable = Math.min(log.durablePosition(), matchedPosition);
+        final long appended = Math.min(log.appendedPosition(), matchedPosition);
+        final long newCommit = Math.min(leaderCommitSeen, durable);
+        if (newCommit > commitPosition)
+        {
+            commitPosition = newCommit;
+        }
+        if (publisher.appendResponse(leaderId, term, memberId, ackSequence, true, appended, durable, commitPosition,
+            termIndex))
+        {
+            ackPending = false;
+            return 1;
+        }
+        return 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------- leader side
+
+    void onAppendResponse(final AppendResponseDecoder response)
+    {
+        final long responseTerm = response.term();
+        if (responseTerm > term)
+        {
+            becomeFollower(responseTerm, -1);
+            return;
+        }
+        final PeerState peer = peer(response.followerId());
+        if (Role.LEADER != role || responseTerm < term || null == peer)
+        {
+            return;
+        }
+        peer.lastHeardNs = nowNs;
+        if (response.success() == io.lockstep.consensus.codecs.BooleanType.TRUE)
+        {
+            peer.appendedAck = Math.max(peer.appendedAck, response.appendedPosition());
+            peer.matchPosition = Math.max(peer.matchPosition, response.durablePosition());
+            return;
+        }
+        if (response.sequence() < peer.resetSequence)
+        {
+            return;
+        }
+        final long agreed = agreedPosition(response);
+        LOGGER.log(System.Logger.Level.DEBUG, "member {0} replicates to {1} again from {2}", memberId, peer.id, agreed);
+        peer.nextPosition = agreed;
+        peer.appendedAck = agreed;
+        peer.resetSequence = peer.sequence;
+    }
+
+    /**
+     * The last position both logs agree on: the end of the highest term both hold (term starts are shared facts,
+     * see {@link TermIndex}), and never below the follower's commit position, which every log holds alike.
+     */
+    private long agreedPosition(final AppendResponseDecoder response)
+    {
+        final long followerEnd = response.appendedPosition();
+        long agreed = Math.max(Math.min(response.commitPosition(), followerEnd), log.startPosition());
+        final AppendResponseDecoder.TermStartsDecoder starts = response.termStarts();
+        final int count = starts.count();
+        long previousTerm = -1;
+        long previousStart = -1;
+        for (int i = 0; i <= count; i++)
+        {
+            long followerTermEnd = followerEnd;
+            if (i < count)
+            {
+                starts.next();
+                followerTermEnd = starts.startPosition();
+            }
+            if (previousTerm >= 0 && termIndex.startOf(previousTerm) == previousStart)
+            {
+                final long leaderTermEnd = termIndex.endOf(previousTerm, log.pendingPosition());
+                agreed = Math.max(agreed, Math.min(followerTermEnd, leaderTermEnd));
+            }
+            if (i < count)
+            {
+                previousTerm = starts.term();
+                previousStart = starts.startPosition();
+            }
+        }
+        return Math.min(agreed, log.pendingPosition());
+    }
+
+    private int replicate()
+    {
+        int work = 0;
+        final long end = log.appendedPosition();
+        for (final PeerState peer : peers)
+        {
+            while (peer.nextPosition < end &&
+                peer.nextPosition - Math.max(peer.appendedAck, 0) < config.maxInFlightBytes())
+            {
+                final long from = peer.nextPosition;
+                replicationPeer = peer;
+                replicationSent = false;
+                final int bytes = log.readBlock(from, end, config.maxBlockBytes(), this::sendBlock);
+                if (0 == bytes || !replicationSent)
+                {
+                    break;
+                }
+                work++;
+            }
+            if (nowNs - peer.lastSentNs >= config.heartbeatIntervalNs())
+            {
+                if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, peer.nextPosition,
+                    termIndex.termAt(peer.nextPosition), commitPosition, entryScratch, 0, 0))
+                {
+                    peer.sequence++;
+                    peer.lastSentNs = nowNs;
+                    work++;
+                }
+            }
+        }
+        return work;
+    }
+
+    private PeerState replicationPeer;
+    private boolean replicationSent;
+
+    private void sendBlock(
+        final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)
+    {
+        final PeerState peer = replicationPeer;
+        if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, startPosition,
+            termIndex.termAt(startPosition), commitPosition, buffer, offset, length))
+        {
+            peer.sequence++;
+            peer.nextPosition = endPosition;
+            peer.lastSentNs = nowNs;
+            replicationSent = true;
+        }
+    }
+
+    private void updateCommitPosition()
+    {
+        int n = 0;
+        quorumScratch[n++] = log.durablePosition();
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                quorumScratch[n++] = peer.matchPosition;
+            }
+        }
+        // Insertion sort, descending: a handful of members, no allocation.
+        for (int i = 1; i < n; i++)
+        {
+            final long v = quorumScratch[i];
+            int j = i - 1;
+            while (j >= 0 && quorumScratch[j] < v)
+            {
+                quorumScratch[j + 1] = quorumScratch[j];
+                j--;
+            }
+            quorumScratch[j + 1] = v;
+        }
+        final long candidate = quorumScratch[quorum - 1];
+        // Raft §5.4.2: only an entry of the leader's own term is committed by counting replicas.
+        if (candidate > commitPosition && termIndex.termAt(candidate) == term)
+        {
+            commitPosition = candidate;
+            pendingAppends.ackCommitted(publisher, commitPosition, memberId);
+        }
+    }
+
+    private void progressTransfer()
+    {
+        if (transferTarget < 0)
+        {
+            return;
+        }
+        final PeerState target = peer(transferTarget);
+        if (nowNs > transferDeadlineNs)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "leadership transfer to {0} timed out", transferTarget);
+            transferTarget = -1;
+        }
+        else if (target.matchPosition >= log.appendedPosition() && publisher.timeoutNow(target.id, term, memberId))
+        {
+            transferTarget = -1;
+        }
+    }
+
+    private PeerState peer(final int id)
+    {
+        for (final PeerState peer : peers)
+        {
+            if (peer.id == id)
+            {
+                return peer;
+            }
+        }
+        return null;
+    }
+
+    private void appendEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final long before = log.pendingPosition();
+        long result = log.append(term, type, buffer, offset, length);
+        if (RaftLog.BACK_PRESSURED == result)
+        {
+            log.flush();
+            result = log.append(term, type, buffer, offset, length);
+        }
+        if (result < 0)
+        {
+            throw new IllegalStateException("append failed: " + result);
+        }
+        // The frame (or the padding a segment end put before it) starts where the log ended.
+        termIndex.onFrame(term, before);
+    }
+
+    // --------------------------------------------------------------------------------------------- client side
+
+    void onClientAppend(
+        final int endpoint, final long correlationId, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (Role.LEADER != role || transferTarget >= 0)
+        {
+            publisher.clientAppendAck(endpoint, correlationId, AppendStatus.NOT_LEADER, -1, leaderId);
+            return;
+        }
+        if (pendingAppends.isFull() || length > config.maxBlockBytes() - 2 * HEADER_LENGTH)
+        {
+            publisher.clientAppendAck(endpoint, correlationId,
+                pendingAppends.isFull() ? AppendStatus.BACK_PRESSURED : AppendStatus.REJECTED, -1, leaderId);
+            return;
+        }
+        appendEntry(LogEntryType.CLIENT_APPEND, buffer, offset, length);
+        pendingAppends.add(log.pendingPosition(), correlationId, endpoint);
+    }
+
+    void onStatusRequest(final int endpoint, final long correlationId)
+    {
+        publisher.statusResponse(endpoint, correlationId, memberId, role, term, leaderId, log.appendedPosition(),
+            commitPosition);
+    }
+
+    void onTransferLeadership(final int endpoint, final long correlationId, final int target)
+    {
+        final Member member = config.member(target);
+        if (Role.LEADER != role || null == member || !member.voting() || target == memberId)
+        {
+            publisher.clientAppendAck(endpoint, correlationId,
+                Role.LEADER != role ? AppendStatus.NOT_LEADER : AppendStatus.REJECTED, -1, leaderId);
+            return;
+        }
+        transferTarget = target;
+        transferDeadlineNs = nowNs + config.electionTimeoutNs();
+        publisher.clientAppendAck(endpoint, correlationId, AppendStatus.OK, log.appendedPosition(), leaderId);
+    }
+}

@@ -1,0 +1,145 @@
+package io.lockstep.consensus;
+
+import java.util.List;
+
+/**
+ * What a consensus agent needs to know: who it is, who the others are, and its bounds and timings.
+ */
+public final class ConsensusConfig
+{
+    /** Members are tracked in bit sets of a long. */
+    public static final int MAX_MEMBERS = 63;
+
+    private final int memberId;
+    private final List<Member> members;
+    private final long electionTimeoutNs;
+    private final long heartbeatIntervalNs;
+    private final int maxBlockBytes;
+    private final long maxInFlightBytes;
+    private final int maxPendingClientAppends;
+
+    /**
+     * @param memberId                this member's id.
+     * @param members                 every member, this one included.
+     * @param electionTimeoutNs       base election timeout; each wait is randomised in [t, 2t).
+     * @param heartbeatIntervalNs     longest a leader stays silent towards a follower.
+     * @param maxBlockBytes           bound on log bytes in one append request (must fit the log's batch).
+     * @param maxInFlightBytes        bound on log bytes sent to a follower and not yet acknowledged.
+     * @param maxPendingClientAppends bound on driver appends waiting for commit.
+     */
+    public ConsensusConfig(
+        final int memberId,
+        final List<Member> members,
+        final long electionTimeoutNs,
+        final long heartbeatIntervalNs,
+        final int maxBlockBytes,
+        final long maxInFlightBytes,
+        final int maxPendingClientAppends)
+    {
+        this.memberId = memberId;
+        this.members = List.copyOf(members);
+        this.electionTimeoutNs = electionTimeoutNs;
+        this.heartbeatIntervalNs = heartbeatIntervalNs;
+        this.maxBlockBytes = maxBlockBytes;
+        this.maxInFlightBytes = maxInFlightBytes;
+        this.maxPendingClientAppends = maxPendingClientAppends;
+        validate();
+    }
+
+    /**
+     * @return a config with the profile's timings and default bounds.
+     */
+    public static ConsensusConfig of(final int memberId, final List<Member> members, final TimeoutProfile profile)
+    {
+        return new ConsensusConfig(memberId, members, profile.electionTimeoutNs(), profile.heartbeatIntervalNs(),
+            256 * 1024, 4L * 1024 * 1024, 64 * 1024);
+    }
+
+    private void validate()
+    {
+        if (members.isEmpty() || members.size() > MAX_MEMBERS)
+        {
+            throw new IllegalArgumentException("between 1 and " + MAX_MEMBERS + " members needed, got " + members.size());
+        }
+        boolean self = false;
+        long seen = 0;
+        int voting = 0;
+        for (final Member m : members)
+        {
+            if (m.id() < 0 || m.id() >= MAX_MEMBERS)
+            {
+                throw new IllegalArgumentException("member id out of range [0, " + MAX_MEMBERS + "): " + m.id());
+            }
+            if ((seen & (1L << m.id())) != 0)
+            {
+                throw new IllegalArgumentException("member id listed twice: " + m.id());
+            }
+            seen |= 1L << m.id();
+            self |= m.id() == memberId;
+            voting += m.voting() ? 1 : 0;
+        }
+        if (!self)
+        {
+            throw new IllegalArgumentException("member id " + memberId + " is not in the members list");
+        }
+        if (voting == 0)
+        {
+            throw new IllegalArgumentException("at least one voting member needed");
+        }
+        if (heartbeatIntervalNs <= 0 || electionTimeoutNs <= 2 * heartbeatIntervalNs)
+        {
+            throw new IllegalArgumentException("election timeout must exceed two heartbeat intervals");
+        }
+        if (maxBlockBytes < 1024 || maxInFlightBytes < maxBlockBytes || maxPendingClientAppends < 1)
+        {
+            throw new IllegalArgumentException("bounds out of range");
+        }
+    }
+
+    public int memberId()
+    {
+        return memberId;
+    }
+
+    public List<Member> members()
+    {
+        return members;
+    }
+
+    public Member member(final int id)
+    {
+        for (final Member m : members)
+        {
+            if (m.id() == id)
+            {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    public long electionTimeoutNs()
+    {
+        return electionTimeoutNs;
+    }
+
+    public long heartbeatIntervalNs()
+    {
+        return heartbeatIntervalNs;
+    }
+
+    public int maxBlockBytes()
+    {
+        return maxBlockBytes;
+    }
+
+    public long maxInFlightBytes()
+    {
+        return maxInFlightBytes;
+    }
+
+    public int maxPendingClientAppends()
+    {
+        return maxPendingClientAppends;
+    }
+}

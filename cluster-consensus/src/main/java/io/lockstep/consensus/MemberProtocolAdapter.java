@@ -1,0 +1,142 @@
+package io.lockstep.consensus;
+
+import io.lockstep.consensus.codecs.AppendRequestDecoder;
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.ClientAppendDecoder;
+import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.RequestVoteDecoder;
+import io.lockstep.consensus.codecs.StatusRequestDecoder;
+import io.lockstep.consensus.codecs.TimeoutNowDecoder;
+import io.lockstep.consensus.codecs.TransferLeadershipDecoder;
+import io.lockstep.consensus.codecs.VoteDecoder;
+import org.agrona.DirectBuffer;
+
+/**
+ * Decodes inbound messages with flyweights and calls the matching handler on the consensus agent. Member-only
+ * messages from a client endpoint, and client messages from members, are dropped: a tool cannot cast votes.
+ */
+final class MemberProtocolAdapter implements Transport.MessageHandler
+{
+    private static final System.Logger LOGGER = System.getLogger(MemberProtocolAdapter.class.getName());
+
+    private final ConsensusAgent agent;
+    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+    private final RequestVoteDecoder requestVote = new RequestVoteDecoder();
+    private final VoteDecoder vote = new VoteDecoder();
+    private final AppendRequestDecoder appendRequest = new AppendRequestDecoder();
+    private final AppendResponseDecoder appendResponse = new AppendResponseDecoder();
+    private final TimeoutNowDecoder timeoutNow = new TimeoutNowDecoder();
+    private final ClientAppendDecoder clientAppend = new ClientAppendDecoder();
+    private final StatusRequestDecoder statusRequest = new StatusRequestDecoder();
+    private final TransferLeadershipDecoder transferLeadership = new TransferLeadershipDecoder();
+
+    MemberProtocolAdapter(final ConsensusAgent agent)
+    {
+        this.agent = agent;
+    }
+
+    public void onMessage(final int from, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            return;
+        }
+        header.wrap(buffer, offset);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "dropped message from {0}: schema {1} version {2}",
+                from, header.schemaId(), header.version());
+            return;
+        }
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        final int blockLength = header.blockLength();
+        final int version = header.version();
+        final boolean fromMember = from < Transport.CLIENT_ENDPOINT_BASE;
+        switch (header.templateId())
+        {
+            case RequestVoteDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    requestVote.wrap(buffer, body, blockLength, version);
+                    agent.onRequestVote(requestVote.term(), requestVote.candidateId(), requestVote.lastLogTerm(),
+                        requestVote.lastLogPosition(), BooleanType.TRUE == requestVote.preVote(),
+                        BooleanType.TRUE == requestVote.transfer());
+                }
+                break;
+
+            case VoteDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    vote.wrap(buffer, body, blockLength, version);
+                    agent.onVote(vote.term(), vote.voterId(), vote.candidateTerm(), BooleanType.TRUE == vote.granted(),
+                        BooleanType.TRUE == vote.preVote());
+                }
+                break;
+
+            case AppendRequestDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    appendRequest.wrap(buffer, body, blockLength, version);
+                    final long term = appendRequest.term();
+                    final int leaderId = appendRequest.leaderId();
+                    final long sequence = appendRequest.sequence();
+                    final long prevPosition = appendRequest.prevPosition();
+                    final long prevTerm = appendRequest.prevTerm();
+                    final long commitPosition = appendRequest.commitPosition();
+                    final int bytesLength = appendRequest.logBytesLength();
+                    final int bytesOffset = appendRequest.limit() + AppendRequestDecoder.logBytesHeaderLength();
+                    if (bytesOffset + bytesLength > offset + length)
+                    {
+                        LOGGER.log(System.Logger.Level.WARNING, "dropped truncated append request from {0}", from);
+                        return;
+                    }
+                    agent.onAppendRequest(term, leaderId, sequence, prevPosition, prevTerm, commitPosition, buffer,
+                        bytesOffset, bytesLength);
+                }
+                break;
+
+            case AppendResponseDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    appendResponse.wrap(buffer, body, blockLength, version);
+                    agent.onAppendResponse(appendResponse);
+                }
+                break;
+
+            case TimeoutNowDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    timeoutNow.wrap(buffer, body, blockLength, version);
+                    agent.onTimeoutNow(timeoutNow.term(), timeoutNow.leaderId());
+                }
+                break;
+
+            case ClientAppendDecoder.TEMPLATE_ID:
+                clientAppend.wrap(buffer, body, blockLength, version);
+                final long correlationId = clientAppend.correlationId();
+                final int payloadLength = clientAppend.payloadLength();
+                final int payloadOffset = clientAppend.limit() + ClientAppendDecoder.payloadHeaderLength();
+                if (payloadOffset + payloadLength > offset + length)
+                {
+                    return;
+                }
+                agent.onClientAppend(from, correlationId, buffer, payloadOffset, payloadLength);
+                break;
+
+            case StatusRequestDecoder.TEMPLATE_ID:
+                statusRequest.wrap(buffer, body, blockLength, version);
+                agent.onStatusRequest(from, statusRequest.correlationId());
+                break;
+
+            case TransferLeadershipDecoder.TEMPLATE_ID:
+                transferLeadership.wrap(buffer, body, blockLength, version);
+                agent.onTransferLeadership(from, transferLeadership.correlationId(), transferLeadership.targetMemberId());
+                break;
+
+            default:
+                LOGGER.log(System.Logger.Level.WARNING, "dropped unknown message template {0} from {1}",
+                    header.templateId(), from);
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.lockstep.consensus;
+
+import io.lockstep.consensus.codecs.AppendRequestEncoder;
+import io.lockstep.consensus.codecs.AppendResponseEncoder;
+import io.lockstep.consensus.codecs.AppendStatus;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.ClientAppendAckEncoder;
+import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.consensus.codecs.RequestVoteEncoder;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.codecs.StatusResponseEncoder;
+import io.lockstep.consensus.codecs.TimeoutNowEncoder;
+import io.lockstep.consensus.codecs.VoteEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Encodes the consensus agent's outbound messages with flyweights over one preallocated buffer and hands them to
+ * the transport. Every method returns false when the transport pushes back; the caller retries on a later cycle.
+ */
+final class MemberProtocolPublisher
+{
+    /** Room for headers, fixed fields and a term-start group beyond the log bytes. */
+    private static final int OVERHEAD = 64 * 1024;
+    /** Bound on term starts in one rejection: the lowest ones above the follower's commit (see AppendResponse). */
+    static final int MAX_TERM_STARTS = 1024;
+
+    private final Transport transport;
+    private final UnsafeBuffer buffer;
+    private final MessageHeaderEncoder header = new MessageHeaderEncoder();
+    private final RequestVoteEncoder requestVote = new RequestVoteEncoder();
+    private final VoteEncoder vote = new VoteEncoder();
+    private final AppendRequestEncoder appendRequest = new AppendRequestEncoder();
+    private final AppendResponseEncoder appendResponse = new AppendResponseEncoder();
+    private final TimeoutNowEncoder timeoutNow = new TimeoutNowEncoder();
+    private final ClientAppendAckEncoder clientAppendAck = new ClientAppendAckEncoder();
+    private final StatusResponseEncoder statusResponse = new StatusResponseEncoder();
+
+    MemberProtocolPublisher(final Transport transport, final int maxBlockBytes)
+    {
+        this.transport = transport;
+        this.buffer = new UnsafeBuffer(new byte[maxBlockBytes + OVERHEAD]);
+    }
+
+    boolean requestVote(
+        final int to,
+        final long term,
+        final int candidateId,
+        final long lastLogTerm,
+        final long lastLogPosition,
+        final boolean preVote,
+        final boolean transfer)
+    {
+        requestVote.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .candidateId(candidateId)
+            .lastLogTerm(lastLogTerm)
+            .lastLogPosition(lastLogPosition)
+            .preVote(bool(preVote))
+            .transfer(bool(transfer));
+        return send(to, requestVote.encodedLength());
+    }
+
+    boolean vote(
+        final int to, final long term, final int voterId, final long candidateTerm, final boolean granted,
+        final boolean preVote)
+    {
+        vote.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .voterId(voterId)
+            .candidateTerm(candidateTerm)
+            .granted(bool(granted))
+            .preVote(bool(preVote));
+        return send(to, vote.encodedLength());
+    }
+
+    boolean appendRequest(
+        final int to,
+        final long term,
+        final int leaderId,
+        final long sequence,
+        final long prevPosition,
+        final long prevTerm,
+        final long commitPosition,
+        final DirectBuffer logBytes,
+        final int offset,
+        final int length)
+    {
+        appendRequest.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .leaderId(leaderId)
+            .sequence(sequence)
+            .prevPosition(prevPosition)
+            .prevTerm(prevTerm)
+            .commitPosition(commitPosition)
+            .putLogBytes(logBytes, offset, length);
+        return send(to, appendRequest.encodedLength());
+    }
+
+    boolean appendResponse(
+        final int to,
+        final long term,
+        final int followerId,
+        final long sequence,
+        final boolean success,
+        final long appendedPosition,
+        final long durablePosition,
+        final long commitPosition,
+        final TermIndex termIndex)
+    {
+        appendResponse.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .followerId(followerId)
+            .sequence(sequence)
+            .success(bool(success))
+            .appendedPosition(appendedPosition)
+            .durablePosition(durablePosition)
+            .commitPosition(commitPosition);
+        if (success)
+        {
+            appendResponse.termStartsCount(0);
+        }
+        else
+        {
+            final int first = termIndex.firstIndexReaching(commitPosition);
+            final int count = Math.min(termIndex.size() - first, MAX_TERM_STARTS);
+            final AppendResponseEncoder.TermStartsEncoder starts = appendResponse.termStartsCount(count);
+            for (int i = first; i < first + count; i++)
+            {
+                starts.next().term(termIndex.term(i)).startPosition(termIndex.start(i));
+            }
+        }
+        return send(to, appendResponse.encodedLength());
+    }
+
+    boolean timeoutNow(final int to, final long term, final int leaderId)
+    {
+        timeoutNow.wrapAndApplyHeader(buffer, 0, header).term(term).leaderId(leaderId);
+        return send(to, timeoutNow.encodedLength());
+    }
+
+    boolean clientAppendAck(
+        final int to, final long correlationId, final AppendStatus status, final long position, final int leaderId)
+    {
+        clientAppendAck.wrapAndApplyHeader(buffer, 0, header)
+            .correlationId(correlationId)
+            .status(status)
+            .position(position)
+            .leaderId(leaderId);
+        return send(to, clientAppendAck.encodedLength());
+    }
+
+    boolean statusResponse(
+        final int to,
+        final long correlationId,
+        final int memberId,
+        final Role role,
+        final long term,
+        final int leaderId,
+        final long logPosition,
+        final long commitPosition)
+    {
+        statusResponse.wrapAndApplyHeader(buffer, 0, header)
+            .correlationId(correlationId)
+            .memberId(memberId)
+            .role(role)
+            .term(term)
+            .leaderId(leaderId)
+            .logPosition(logPosition)
+            .commitPosition(commitPosition);
+        return send(to, statusResponse.encodedLength());
+    }
+
+    private boolean send(final int to, final int bodyLength)
+    {
+        return transport.send(to, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + bodyLength);
+    }
+
+    private static BooleanType bool(final boolean value)
+    {
+        return value ? BooleanType.TRUE : BooleanType.FALSE;
+    }
+}

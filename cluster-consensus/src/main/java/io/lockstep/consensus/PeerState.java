@@ -1,0 +1,38 @@
+package io.lockstep.consensus;
+
+/**
+ * What a leader knows about one other member. Positions are log positions; -1 means not known.
+ */
+final class PeerState
+{
+    final int id;
+    final boolean voting;
+    /** Where the next append request starts (requests are pipelined: this runs ahead of acknowledgements). */
+    long nextPosition;
+    /** Highest position the follower said it appended and matched. */
+    long appendedAck = -1;
+    /** Highest position the follower said is durable and matched: what counts toward commit. */
+    long matchPosition = -1;
+    long lastHeardNs;
+    long lastSentNs;
+    /** Sequence of the next request; responses echo it. */
+    long sequence;
+    /** Rejections of requests before this sequence are stale: the leader already started over from them. */
+    long resetSequence;
+
+    PeerState(final int id, final boolean voting)
+    {
+        this.id = id;
+        this.voting = voting;
+    }
+
+    void reset(final long position, final long nowNs)
+    {
+        nextPosition = position;
+        appendedAck = -1;
+        matchPosition = -1;
+        lastHeardNs = nowNs;
+        lastSentNs = 0;
+        resetSequence = sequence;
+    }
+}

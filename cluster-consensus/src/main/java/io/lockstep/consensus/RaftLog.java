@@ -1,0 +1,74 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.BlockHandler;
+import org.agrona.DirectBuffer;
+
+/**
+ * The log as the consensus agent sees it: append, replicate, truncate, flush. Injected, so that the agent runs over
+ * archive-log in a member ({@link ArchiveRaftLog}) and over memory with crash semantics in the simulation. Frames
+ * have archive-log's layout ({@code FrameDescriptor}) in both, so replicated blocks are the same bytes.
+ * <p>
+ * {@code pending >= appended >= durable}: pending includes frames not yet flushed; appended is written and readable
+ * for replication; durable is what the member's durability policy guarantees and may be acknowledged.
+ */
+public interface RaftLog extends AutoCloseable
+{
+    /** Returned by appends when the batch is full: flush, then append again. */
+    long BACK_PRESSURED = -2;
+
+    /**
+     * Receives every stored frame, padding included, during {@link #scan}.
+     */
+    @FunctionalInterface
+    interface FrameVisitor
+    {
+        void onFrame(long position, long term, int frameType);
+    }
+
+    long startPosition();
+
+    long pendingPosition();
+
+    long appendedPosition();
+
+    long durablePosition();
+
+    /**
+     * @return position after the frame, or {@link #BACK_PRESSURED}.
+     */
+    long append(long term, int frameType, DirectBuffer buffer, int offset, int length);
+
+    /**
+     * Append frames exactly as another member's {@link #readBlock} produced them.
+     *
+     * @return position after them, or {@link #BACK_PRESSURED}.
+     * @throws io.lockstep.archive.ArchiveException if a frame is damaged or misplaced.
+     */
+    long appendFrames(DirectBuffer buffer, int offset, int length);
+
+    /**
+     * Write what is pending and meet the durability policy.
+     *
+     * @return the durable position.
+     */
+    long flush();
+
+    /**
+     * Remove every frame at or after a frame boundary. Nothing may be pending.
+     */
+    void truncate(long position);
+
+    /**
+     * Hand whole frames from a position, up to a limit and about maxBytes, as one block.
+     *
+     * @return log bytes covered (0 if none available).
+     */
+    int readBlock(long position, long limitPosition, int maxBytes, BlockHandler handler);
+
+    /**
+     * Visit every frame from the start (on startup, to rebuild the term index).
+     */
+    void scan(FrameVisitor visitor);
+
+    void close();
+}

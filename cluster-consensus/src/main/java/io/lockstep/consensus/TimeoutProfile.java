@@ -1,0 +1,39 @@
+package io.lockstep.consensus;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Election and heartbeat timings.
+ * <ul>
+ *   <li>{@code LAN}: election timeout 200 ms (randomised in [200, 400) ms), heartbeat every 40 ms. A dead leader is
+ *   noticed 200 to 400 ms after its last heartbeat and a pre-vote plus a vote cost two round trips (well under a
+ *   millisecond on a LAN), so a new leader commits well under a second after the old one dies. Five heartbeats per
+ *   timeout ride out a lost heartbeat or a short pause without an election.</li>
+ *   <li>{@code WAN}: election timeout 2 s, heartbeat every 300 ms, for members across zones where round trips are
+ *   tens of milliseconds and a brief network hiccup must not depose the leader.</li>
+ * </ul>
+ */
+public enum TimeoutProfile
+{
+    LAN(TimeUnit.MILLISECONDS.toNanos(200), TimeUnit.MILLISECONDS.toNanos(40)),
+    WAN(TimeUnit.MILLISECONDS.toNanos(2000), TimeUnit.MILLISECONDS.toNanos(300));
+
+    private final long electionTimeoutNs;
+    private final long heartbeatIntervalNs;
+
+    TimeoutProfile(final long electionTimeoutNs, final long heartbeatIntervalNs)
+    {
+        this.electionTimeoutNs = electionTimeoutNs;
+        this.heartbeatIntervalNs = heartbeatIntervalNs;
+    }
+
+    public long electionTimeoutNs()
+    {
+        return electionTimeoutNs;
+    }
+
+    public long heartbeatIntervalNs()
+    {
+        return heartbeatIntervalNs;
+    }
+}

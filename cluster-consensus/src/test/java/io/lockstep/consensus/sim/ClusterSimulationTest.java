@@ -1,0 +1,57 @@
+package io.lockstep.consensus.sim;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Runs the cluster simulation over many seeds. Replay one: {@code -Dlockstep.sim.seed=N}; run more:
+ * {@code -Dlockstep.sim.seeds=N}; longer fault phases: {@code -Dlockstep.sim.steps=N}.
+ */
+class ClusterSimulationTest
+{
+    @BeforeAll
+    static void quietLogs()
+    {
+        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+    }
+
+    @Test
+    void safetyHoldsAndTheClusterConvergesForEverySeed()
+    {
+        final String fixed = System.getProperty("lockstep.sim.seed");
+        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.sim.seeds", 1000);
+        final int steps = Integer.getInteger("lockstep.sim.steps", 2000);
+        final long first = null != fixed ? Long.parseLong(fixed) : Long.getLong("lockstep.sim.firstSeed", 1);
+        final long start = System.nanoTime();
+        long totalSteps = 0;
+        long crashes = 0;
+        long partitions = 0;
+        long elections = 0;
+        long acked = 0;
+        for (long seed = first; seed < first + seeds; seed++)
+        {
+            final int members = seed % 4 == 0 ? 5 : 3;
+            final Simulation simulation = new Simulation(seed, members);
+            try
+            {
+                simulation.run(steps);
+            }
+            catch (final Throwable t)
+            {
+                throw new AssertionError("simulation failed; replay: mvn -pl cluster-consensus test " +
+                    "-Dtest=ClusterSimulationTest -Dlockstep.sim.seed=" + seed + " -Dlockstep.sim.steps=" + steps, t);
+            }
+            totalSteps += simulation.step();
+            crashes += simulation.crashes;
+            partitions += simulation.partitions;
+            elections += simulation.elections;
+            acked += simulation.acked();
+        }
+        System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d leaders elected, " +
+            "%d acknowledged appends, %.1f s%n", seeds, first, totalSteps, crashes, partitions, elections, acked,
+            (System.nanoTime() - start) / 1e9);
+    }
+}

@@ -1,0 +1,198 @@
+package io.lockstep.consensus.sim;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.BlockHandler;
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.RaftLog;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+
+import java.util.Random;
+
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.POSITION_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.alignedLength;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * An in-memory log in archive-log's frame layout, with crash semantics: what a flush made durable survives; frames
+ * still pending are lost, except that a crash may land in the middle of a flush and leave a prefix of them (the
+ * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable.
+ */
+final class SimLog implements RaftLog
+{
+    private final int maxBatchLength;
+    private final ExpandableArrayBuffer data;
+    private long pending;
+    private long appended;
+    private long durable;
+
+    SimLog(final int maxBatchLength)
+    {
+        this(maxBatchLength, new ExpandableArrayBuffer(64 * 1024), 0);
+    }
+
+    private SimLog(final int maxBatchLength, final ExpandableArrayBuffer data, final long end)
+    {
+        this.maxBatchLength = maxBatchLength;
+        this.data = data;
+        this.pending = end;
+        this.appended = end;
+        this.durable = end;
+    }
+
+    /**
+     * @return the log as a restarted member finds it after a crash of this one.
+     */
+    SimLog afterCrash(final Random random)
+    {
+        long end = durable;
+        if (pending > durable && random.nextBoolean())
+        {
+            // Crash during the flush of the pending batch: a prefix of its frames reached the disk.
+            final long target = durable + (long)(random.nextDouble() * (pending - durable));
+            long p = durable;
+            while (p < target)
+            {
+                final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
+                if (next > target)
+                {
+                    break;
+                }
+                p = next;
+            }
+            end = p;
+        }
+        final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
+        copy.putBytes(0, data, 0, (int)end);
+        return new SimLog(maxBatchLength, copy, end);
+    }
+
+    DirectBuffer buffer()
+    {
+        return data;
+    }
+
+    public long startPosition()
+    {
+        return 0;
+    }
+
+    public long pendingPosition()
+    {
+        return pending;
+    }
+
+    public long appendedPosition()
+    {
+        return appended;
+    }
+
+    public long durablePosition()
+    {
+        return durable;
+    }
+
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int frameLength = HEADER_LENGTH + length;
+        final int aligned = alignedLength(frameLength);
+        if (pending - appended + aligned > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+        final int at = (int)pending;
+        data.setMemory(at, aligned, (byte)0);
+        data.putInt(at, frameLength, LITTLE_ENDIAN);
+        data.putLong(at + TERM_OFFSET, term, LITTLE_ENDIAN);
+        data.putLong(at + POSITION_OFFSET, pending, LITTLE_ENDIAN);
+        data.putInt(at + TYPE_OFFSET, frameType, LITTLE_ENDIAN);
+        data.putBytes(at + HEADER_LENGTH, buffer, offset, length);
+        pending += aligned;
+        return pending;
+    }
+
+    public long appendFrames(final DirectBuffer buffer, final int offset, final int length)
+    {
+        long position = pending;
+        for (int o = offset; o < offset + length; )
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            if (frameLength < HEADER_LENGTH || o + alignedLength(frameLength) > offset + length ||
+                buffer.getLong(o + POSITION_OFFSET, LITTLE_ENDIAN) != position)
+            {
+                throw new ArchiveException(ArchiveException.Reason.CORRUPT_FRAME, null, position, "bad replicated frame");
+            }
+            o += alignedLength(frameLength);
+            position += alignedLength(frameLength);
+        }
+        if (pending - appended + length > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+        data.putBytes((int)pending, buffer, offset, length);
+        pending += length;
+        return pending;
+    }
+
+    public long flush()
+    {
+        appended = pending;
+        durable = pending;
+        return durable;
+    }
+
+    public void truncate(final long position)
+    {
+        if (pending != appended)
+        {
+            throw new IllegalStateException("flush before truncating");
+        }
+        if (position > appended || position < 0)
+        {
+            throw new IllegalArgumentException("truncate " + position + " beyond " + appended);
+        }
+        pending = position;
+        appended = position;
+        durable = Math.min(durable, position);
+    }
+
+    public int readBlock(final long position, final long limitPosition, final int maxBytes, final BlockHandler handler)
+    {
+        final long bound = Math.min(limitPosition, appended);
+        long end = position;
+        while (end < bound)
+        {
+            final long next = end + alignedLength(data.getInt((int)end, LITTLE_ENDIAN));
+            if (next > bound || (end > position && next - position > maxBytes))
+            {
+                break;
+            }
+            end = next;
+        }
+        if (end == position)
+        {
+            return 0;
+        }
+        handler.onBlock(data, (int)position, (int)(end - position), position, end);
+        return (int)(end - position);
+    }
+
+    public void scan(final FrameVisitor visitor)
+    {
+        long p = 0;
+        while (p < appended)
+        {
+            final int frameLength = data.getInt((int)p, LITTLE_ENDIAN);
+            visitor.onFrame(p, data.getLong((int)p + TERM_OFFSET, LITTLE_ENDIAN),
+                data.getInt((int)p + TYPE_OFFSET, LITTLE_ENDIAN));
+            p += FrameDescriptor.alignedLength(frameLength);
+        }
+    }
+
+    public void close()
+    {
+    }
+}
