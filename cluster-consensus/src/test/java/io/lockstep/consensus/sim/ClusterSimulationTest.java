@@ -44,10 +44,10 @@ class ClusterSimulationTest
                 throw new AssertionError("simulation failed; replay: mvn -pl cluster-consensus test " +
                     "-Dtest=ClusterSimulationTest -Dlockstep.sim.seed=" + seed + " -Dlockstep.sim.steps=" + steps, t);
             }
-            totalSteps += simulation.step();
-            crashes += simulation.crashes;
+            totalSteps += simulation.steps();
+            crashes += simulation.crashes();
             partitions += simulation.partitions;
-            elections += simulation.elections;
+            elections += simulation.elections();
             acked += simulation.acked();
         }
         System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d leaders elected, " +

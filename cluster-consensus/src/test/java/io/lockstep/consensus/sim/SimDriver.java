@@ -72,6 +72,17 @@ final class SimDriver
         }
     }
 
+    /**
+     * Ask a member (the leader) to hand leadership to another.
+     */
+    boolean requestTransfer(final int leader, final int target)
+    {
+        final io.lockstep.consensus.codecs.TransferLeadershipEncoder transfer =
+            new io.lockstep.consensus.codecs.TransferLeadershipEncoder();
+        transfer.wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(-1).targetMemberId(target);
+        return transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + transfer.encodedLength());
+    }
+
     private void onMessage(final int from, final DirectBuffer msg, final int offset, final int length)
     {
         headerDecoder.wrap(msg, offset);

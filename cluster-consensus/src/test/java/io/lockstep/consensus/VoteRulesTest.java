@@ -1,0 +1,174 @@
+package io.lockstep.consensus;
+
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.VoteDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The voting rules of one member, driven message by message.
+ */
+class VoteRulesTest
+{
+    private final List<byte[]> sent = new ArrayList<>();
+    private final MemoryElectionState electionState = new MemoryElectionState();
+    private final MemoryLog log = new MemoryLog();
+    private long nowNs = 1_000_000_000L;
+    private ConsensusAgent voter;
+
+    @BeforeEach
+    void startVoter()
+    {
+        voter = newVoter();
+    }
+
+    @Test
+    void aVoteIsDurableAndARestartedVoterDoesNotVoteTwiceInATerm()
+    {
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertTrue(granted());
+        assertEquals(5, electionState.term());
+        assertEquals(0, electionState.votedFor());
+
+        voter = newVoter();
+        voter.onRequestVote(5, 1, 0, 0, false, false);
+        assertFalse(granted(), "second candidate of the same term");
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertTrue(granted(), "the same candidate again is fine");
+    }
+
+    @Test
+    void aCandidateWithALessCompleteLogIsRefused()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        log.appendEntry(3, 100);
+        log.appendEntry(3, 100);
+        voter = newVoter();
+        final long end = log.pendingPosition();
+
+        voter.onRequestVote(4, 0, 2, end + 1000, false, false);
+        assertFalse(granted(), "older last term, longer log");
+        voter.onRequestVote(5, 0, 3, end - 32, false, false);
+        assertFalse(granted(), "same last term, shorter log");
+        voter.onRequestVote(6, 0, 3, end, false, false);
+        assertTrue(granted(), "same last term, same length");
+    }
+
+    @Test
+    void aMemberThatHearsALiveLeaderIgnoresCandidatesUnlessItIsATransfer()
+    {
+        voter.onAppendRequest(2, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        assertEquals(1, voter.leaderId());
+
+        voter.onRequestVote(3, 0, 0, 0, true, false);
+        assertFalse(granted(), "pre-vote while the leader is alive");
+        voter.onRequestVote(3, 0, 0, 0, false, false);
+        assertFalse(granted(), "vote while the leader is alive");
+        assertEquals(2, voter.term(), "a refused candidate does not raise the term");
+
+        voter.onRequestVote(3, 0, 0, 0, false, true);
+        assertTrue(granted(), "leadership transfer overrides stickiness");
+        assertEquals(3, voter.term());
+    }
+
+    @Test
+    void aPreVoteChangesNothing()
+    {
+        voter.onRequestVote(7, 0, 0, 0, true, false);
+        assertTrue(granted());
+        assertEquals(0, voter.term());
+        assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor());
+    }
+
+    @Test
+    void anAppendFromAStaleLeaderIsRefusedWithTheCurrentTerm()
+    {
+        electionState.save(4, ElectionStateStore.NO_VOTE);
+        voter = newVoter();
+        voter.onAppendRequest(3, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        final AppendResponseDecoder response = lastAppendResponse();
+        assertEquals(BooleanType.FALSE, response.success());
+        assertEquals(4, response.term());
+        assertEquals(-1, voter.leaderId());
+    }
+
+    private ConsensusAgent newVoter()
+    {
+        final List<Member> members = List.of(
+            new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
+        final ConsensusAgent agent = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
+            () -> nowNs, new CapturingTransport(), log, electionState, new Random(1));
+        agent.doWork();
+        return agent;
+    }
+
+    private boolean granted()
+    {
+        return BooleanType.TRUE == lastVote().granted();
+    }
+
+    private VoteDecoder lastVote()
+    {
+        final UnsafeBuffer buffer = lastOf(VoteDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        return new VoteDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+    }
+
+    private AppendResponseDecoder lastAppendResponse()
+    {
+        final UnsafeBuffer buffer = lastOf(AppendResponseDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        return new AppendResponseDecoder().wrap(
+            buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+    }
+
+    private UnsafeBuffer lastOf(final int templateId)
+    {
+        for (int i = sent.size() - 1; i >= 0; i--)
+        {
+            final UnsafeBuffer buffer = new UnsafeBuffer(sent.get(i));
+            if (new MessageHeaderDecoder().wrap(buffer, 0).templateId() == templateId)
+            {
+                return buffer;
+            }
+        }
+        throw new AssertionError("no message with template " + templateId + " was sent");
+    }
+
+    private final class CapturingTransport implements Transport
+    {
+        public int poll(final long nowNs, final MessageHandler handler)
+        {
+            return 0;
+        }
+
+        public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+        {
+            final byte[] bytes = new byte[length];
+            buffer.getBytes(offset, bytes);
+            sent.add(bytes);
+            return true;
+        }
+
+        public int flush(final long nowNs)
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+}
