@@ -13,13 +13,17 @@ import java.nio.file.StandardOpenOption;
  * Whole-file replacement that a crash at any byte leaves either old or new: write a temporary file, make it durable,
  * rename it over the target, make the rename durable. For small control files (descriptor, recording log).
  */
-final class AtomicFile
+public final class AtomicFile
 {
     private AtomicFile()
     {
     }
 
-    static void write(final Path target, final ByteBuffer content)
+    /**
+     * @param target  file to replace.
+     * @param content its new content, from position to limit.
+     */
+    public static void write(final Path target, final ByteBuffer content)
     {
         final Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try
@@ -46,7 +50,7 @@ final class AtomicFile
      * @param file to read.
      * @return its whole content, or null if it does not exist.
      */
-    static byte[] readOrNull(final Path file)
+    public static byte[] readOrNull(final Path file)
     {
         try
         {

@@ -1,0 +1,207 @@
+package io.lockstep.consensus;
+
+import io.lockstep.consensus.codecs.AppendStatus;
+import io.lockstep.consensus.codecs.ClientAppendAckDecoder;
+import io.lockstep.consensus.codecs.ClientAppendEncoder;
+import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.codecs.StatusRequestEncoder;
+import io.lockstep.consensus.codecs.StatusResponseDecoder;
+import io.lockstep.consensus.codecs.TransferLeadershipEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A blocking client for tools, drivers and tests: status of every member, appends through the leader (following
+ * redirects), leadership transfer. Not the deterministic core: it waits on the wall clock, with a deadline on every
+ * call. Not the users' client either (that, with sessions and exactly-once delivery, comes with the service work):
+ * an append that times out or loses its leader may or may not have been committed.
+ */
+public final class ClusterClient implements AutoCloseable
+{
+    /** One member's answer to a status request. */
+    public record Status(int memberId, Role role, long term, int leaderId, long logPosition, long commitPosition)
+    {
+    }
+
+    private final List<Member> members;
+    private final TcpTransport transport;
+    private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64 * 1024 + 256]);
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final ClientAppendAckDecoder ackDecoder = new ClientAppendAckDecoder();
+    private final StatusResponseDecoder statusDecoder = new StatusResponseDecoder();
+    private final Map<Integer, Status> statuses = new HashMap<>();
+    private long correlationId = System.nanoTime();
+    private long awaited = -1;
+    private AppendStatus awaitedStatus;
+    private long awaitedPosition;
+    private int awaitedLeader;
+    private int target;
+
+    public ClusterClient(final List<Member> members)
+    {
+        this.members = List.copyOf(members);
+        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024);
+        this.target = members.get(0).id();
+    }
+
+    /**
+     * Ask every member for its status.
+     *
+     * @return member id to status, for the members that answered in time.
+     */
+    public Map<Integer, Status> status(final long timeoutMs)
+    {
+        statuses.clear();
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        final boolean[] asked = new boolean[members.size()];
+        while (System.nanoTime() < deadline && statuses.size() < members.size())
+        {
+            for (int i = 0; i < members.size(); i++)
+            {
+                if (!asked[i] && transport.isConnected(members.get(i).id()))
+                {
+                    final StatusRequestEncoder request = new StatusRequestEncoder()
+                        .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
+                    asked[i] = transport.send(members.get(i).id(), buffer, 0,
+                        MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength());
+                }
+            }
+            pollOnce();
+        }
+        return new HashMap<>(statuses);
+    }
+
+    /**
+     * Append an entry through the leader and wait until it is committed.
+     *
+     * @return the log position after the entry, or -1 if no leader committed it before the deadline (its fate is
+     * then unknown).
+     */
+    public long append(final DirectBuffer payload, final int offset, final int length, final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline)
+        {
+            final ClientAppendEncoder encoder = new ClientAppendEncoder()
+                .wrapAndApplyHeader(buffer, 0, headerEncoder)
+                .correlationId(++correlationId)
+                .putPayload(payload, offset, length);
+            awaited = correlationId;
+            awaitedStatus = null;
+            if (!transport.send(target, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()))
+            {
+                nextTarget(-1);
+                pollFor(Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5)));
+                continue;
+            }
+            // Wait for this append's ack, but not forever on one member: it may have died with the ack.
+            pollFor(Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000)));
+            if (AppendStatus.OK == awaitedStatus)
+            {
+                return awaitedPosition;
+            }
+            nextTarget(null == awaitedStatus ? -1 : awaitedLeader);
+            if (AppendStatus.BACK_PRESSURED == awaitedStatus || AppendStatus.NOT_LEADER == awaitedStatus)
+            {
+                pollFor(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2));
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Ask the leader to hand leadership to a member.
+     *
+     * @return true if the leader accepted the request.
+     */
+    public boolean transferLeadership(final int leaderId, final int targetId, final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline && !transport.isConnected(leaderId))
+        {
+            pollOnce();
+        }
+        final TransferLeadershipEncoder encoder = new TransferLeadershipEncoder()
+            .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).targetMemberId(targetId);
+        awaited = correlationId;
+        awaitedStatus = null;
+        if (!transport.send(leaderId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()))
+        {
+            return false;
+        }
+        pollFor(deadline);
+        return AppendStatus.OK == awaitedStatus;
+    }
+
+    public void close()
+    {
+        transport.close();
+    }
+
+    private void nextTarget(final int leaderHint)
+    {
+        if (leaderHint >= 0 && leaderHint != target)
+        {
+            target = leaderHint;
+            return;
+        }
+        for (int i = 0; i < members.size(); i++)
+        {
+            if (members.get(i).id() == target)
+            {
+                target = members.get((i + 1) % members.size()).id();
+                return;
+            }
+        }
+    }
+
+    private void pollFor(final long deadlineNs)
+    {
+        while (System.nanoTime() < deadlineNs && null == awaitedStatus)
+        {
+            pollOnce();
+        }
+    }
+
+    private void pollOnce()
+    {
+        final long now = System.nanoTime();
+        final int work = transport.poll(now, this::onMessage) + transport.flush(now);
+        if (0 == work)
+        {
+            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        }
+    }
+
+    private void onMessage(final int from, final DirectBuffer msg, final int offset, final int length)
+    {
+        headerDecoder.wrap(msg, offset);
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        if (headerDecoder.templateId() == ClientAppendAckDecoder.TEMPLATE_ID)
+        {
+            ackDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            if (ackDecoder.correlationId() == awaited)
+            {
+                awaitedStatus = ackDecoder.status();
+                awaitedPosition = ackDecoder.position();
+                awaitedLeader = ackDecoder.leaderId();
+            }
+        }
+        else if (headerDecoder.templateId() == StatusResponseDecoder.TEMPLATE_ID)
+        {
+            statusDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            statuses.put(statusDecoder.memberId(), new Status(statusDecoder.memberId(), statusDecoder.role(),
+                statusDecoder.term(), statusDecoder.leaderId(), statusDecoder.logPosition(),
+                statusDecoder.commitPosition()));
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.lockstep.consensus;
+
+import io.lockstep.consensus.codecs.Role;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Operator commands against a running cluster, given any member's config file (for the members list):
+ * <pre>
+ *   status    --config FILE                       one line per member:
+ *             member=ID role=leader|follower|candidate|down term=N log_position=N commit_position=N
+ *   append    --config FILE [--count N] [--size B]  append N entries of B bytes through the leader
+ *   step-down --config FILE --to ID               hand leadership to member ID
+ * </pre>
+ * Exit 0 on success, 1 if the cluster did not do it, 2 for bad usage or config.
+ */
+public final class ClusterTool
+{
+    private ClusterTool()
+    {
+    }
+
+    public static void main(final String[] args)
+    {
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(final String[] args, final PrintStream out, final PrintStream err)
+    {
+        if (args.length < 3 || !"--config".equals(args[1]))
+        {
+            err.println("usage: lockstep tool status|append|step-down --config FILE [options]");
+            return 2;
+        }
+        final List<Member> members;
+        try
+        {
+            members = NodeConfig.loadMembers(Path.of(args[2]), System.getProperties());
+        }
+        catch (final NodeConfig.ConfigException ex)
+        {
+            err.println("lockstep tool: config error: " + ex.getMessage());
+            return 2;
+        }
+        try (ClusterClient client = new ClusterClient(members))
+        {
+            switch (args[0])
+            {
+                case "status":
+                    return status(client, members, out);
+                case "append":
+                    return append(client, option(args, "--count", 1), option(args, "--size", 64), out);
+                case "step-down":
+                    return stepDown(client, option(args, "--to", -1), out, err);
+                default:
+                    err.println("lockstep tool: unknown command '" + args[0] + "'");
+                    return 2;
+            }
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            err.println("lockstep tool: " + ex.getMessage());
+            return 2;
+        }
+    }
+
+    private static int status(final ClusterClient client, final List<Member> members, final PrintStream out)
+    {
+        final Map<Integer, ClusterClient.Status> statuses = client.status(1000);
+        int up = 0;
+        for (final Member m : members)
+        {
+            final ClusterClient.Status s = statuses.get(m.id());
+            if (null == s)
+            {
+                out.printf("member=%d role=down term=-1 log_position=-1 commit_position=-1%n", m.id());
+                continue;
+            }
+            up++;
+            out.printf(Locale.ROOT, "member=%d role=%s term=%d log_position=%d commit_position=%d%n", m.id(),
+                s.role().name().toLowerCase(Locale.ROOT), s.term(), s.logPosition(), s.commitPosition());
+        }
+        return up > 0 ? 0 : 1;
+    }
+
+    private static int append(final ClusterClient client, final int count, final int size, final PrintStream out)
+    {
+        if (count < 1 || size < 8 || size > 64 * 1024)
+        {
+            throw new IllegalArgumentException("--count must be >= 1 and --size in [8, 65536]");
+        }
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[size]);
+        final long start = System.nanoTime();
+        long first = -1;
+        long last = -1;
+        int failed = 0;
+        for (int i = 0; i < count; i++)
+        {
+            payload.putLong(0, i);
+            final long position = client.append(payload, 0, size, 5000);
+            if (position < 0)
+            {
+                failed++;
+                continue;
+            }
+            first = first < 0 ? position : first;
+            last = position;
+        }
+        out.printf("appended=%d failed=%d first_position=%d last_position=%d elapsed_ms=%d%n",
+            count - failed, failed, first, last, (System.nanoTime() - start) / 1_000_000);
+        return 0 == failed ? 0 : 1;
+    }
+
+    private static int stepDown(
+        final ClusterClient client, final int target, final PrintStream out, final PrintStream err)
+    {
+        final Map<Integer, ClusterClient.Status> statuses = client.status(1000);
+        final ClusterClient.Status leader = statuses.values().stream()
+            .filter(s -> Role.LEADER == s.role()).findFirst().orElse(null);
+        if (null == leader)
+        {
+            err.println("lockstep tool: no leader found");
+            return 1;
+        }
+        if (!client.transferLeadership(leader.memberId(), target, 2000))
+        {
+            err.println("lockstep tool: leader " + leader.memberId() + " refused to hand over to " + target);
+            return 1;
+        }
+        out.printf("leader=%d handing_over_to=%d%n", leader.memberId(), target);
+        return 0;
+    }
+
+    private static int option(final String[] args, final String name, final int fallback)
+    {
+        for (int i = 3; i < args.length - 1; i++)
+        {
+            if (name.equals(args[i]))
+            {
+                try
+                {
+                    return Integer.parseInt(args[i + 1]);
+                }
+                catch (final NumberFormatException ex)
+                {
+                    throw new IllegalArgumentException(name + " needs a whole number, not '" + args[i + 1] + "'");
+                }
+            }
+        }
+        if (fallback < 0)
+        {
+            throw new IllegalArgumentException(name + " is required");
+        }
+        return fallback;
+    }
+}

@@ -1,0 +1,221 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * A member's configuration: a properties file, each key overridable by a JVM system property of the same name
+ * ({@code -Dlockstep.durability=none}).
+ * <pre>
+ * lockstep.member.id          this member's id (required)
+ * lockstep.members            every member as id=host:port, comma separated; append /nonvoting for a standby
+ *                             (required), e.g. 0=127.0.0.1:9101,1=127.0.0.1:9102,2=127.0.0.1:9103
+ * lockstep.data.dir           where the log and election state live; relative to the working directory (required)
+ * lockstep.timeouts           lan (default) or wan: see TimeoutProfile
+ * lockstep.durability         batch (default: fsync each batch before acknowledging it) or none (page cache)
+ * lockstep.log.segment.length log segment length in bytes, a power of two, the same on every member (default 64 MiB)
+ * lockstep.log.max.batch      bound on one log write in bytes (default 1 MiB)
+ * </pre>
+ * Durability defaults to {@code batch}: safety before speed. With {@code none}, a committed entry survives any
+ * minority of machine crashes but not a majority at once (Aeron Cluster's default).
+ */
+public record NodeConfig(
+    int memberId,
+    List<Member> members,
+    Path dataDir,
+    TimeoutProfile timeouts,
+    DurabilityPolicy durability,
+    int segmentLength,
+    int maxBatchLength)
+{
+    public static final String MEMBER_ID = "lockstep.member.id";
+    public static final String MEMBERS = "lockstep.members";
+    public static final String DATA_DIR = "lockstep.data.dir";
+    public static final String TIMEOUTS = "lockstep.timeouts";
+    public static final String DURABILITY = "lockstep.durability";
+    public static final String SEGMENT_LENGTH = "lockstep.log.segment.length";
+    public static final String MAX_BATCH = "lockstep.log.max.batch";
+
+    /** A configuration problem, with a message that names the file, key and value. */
+    public static final class ConfigException extends Exception
+    {
+        private static final long serialVersionUID = 1L;
+
+        ConfigException(final String message)
+        {
+            super(message);
+        }
+    }
+
+    /**
+     * @param file      the properties file.
+     * @param overrides values that win over the file's (the system properties).
+     * @return the validated configuration.
+     * @throws ConfigException naming what is missing or wrong.
+     */
+    public static NodeConfig load(final Path file, final Properties overrides) throws ConfigException
+    {
+        final Properties p = new Properties();
+        try (Reader reader = Files.newBufferedReader(file))
+        {
+            p.load(reader);
+        }
+        catch (final NoSuchFileException ex)
+        {
+            throw new ConfigException("config file not found: " + file);
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            throw new ConfigException("cannot read config file " + file + ": " + ex.getMessage());
+        }
+        for (final String key : overrides.stringPropertyNames())
+        {
+            if (key.startsWith("lockstep."))
+            {
+                p.setProperty(key, overrides.getProperty(key));
+            }
+        }
+        return parse(file.toString(), p);
+    }
+
+    /**
+     * Read only the members list (for tools given a member's config).
+     */
+    public static List<Member> loadMembers(final Path file, final Properties overrides) throws ConfigException
+    {
+        return load(file, overrides).members();
+    }
+
+    static NodeConfig parse(final String source, final Properties p) throws ConfigException
+    {
+        final int memberId = intValue(source, p, MEMBER_ID, null);
+        final List<Member> members = parseMembers(source, required(source, p, MEMBERS));
+        final Path dataDir = Path.of(required(source, p, DATA_DIR));
+        final String timeouts = p.getProperty(TIMEOUTS, "lan").trim().toUpperCase(Locale.ROOT);
+        final String durability = p.getProperty(DURABILITY, "batch").trim().toUpperCase(Locale.ROOT);
+        final int segmentLength = intValue(source, p, SEGMENT_LENGTH, ArchiveLogConfig.DEFAULT_SEGMENT_LENGTH);
+        final int maxBatch = intValue(source, p, MAX_BATCH, ArchiveLogConfig.DEFAULT_MAX_BATCH_LENGTH);
+
+        final TimeoutProfile profile;
+        final DurabilityPolicy policy;
+        try
+        {
+            profile = TimeoutProfile.valueOf(timeouts);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new ConfigException(source + ": " + TIMEOUTS + " must be lan or wan, not '" + p.getProperty(TIMEOUTS) + "'");
+        }
+        try
+        {
+            policy = DurabilityPolicy.valueOf(durability);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new ConfigException(source + ": " + DURABILITY + " must be batch or none, not '" +
+                p.getProperty(DURABILITY) + "'");
+        }
+        if (members.stream().noneMatch(m -> m.id() == memberId))
+        {
+            throw new ConfigException(source + ": " + MEMBER_ID + "=" + memberId + " is not in " + MEMBERS);
+        }
+        try
+        {
+            new ArchiveLogConfig().directory(dataDir).segmentLength(segmentLength).maxBatchLength(maxBatch).validate();
+            ConsensusConfig.of(memberId, members, profile);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new ConfigException(source + ": " + ex.getMessage());
+        }
+        return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch);
+    }
+
+    private static List<Member> parseMembers(final String source, final String value) throws ConfigException
+    {
+        final List<Member> members = new ArrayList<>();
+        for (final String raw : value.split(","))
+        {
+            final String entry = raw.trim();
+            if (entry.isEmpty())
+            {
+                continue;
+            }
+            final String problem = source + ": " + MEMBERS + " entry '" + entry + "' ";
+            final int eq = entry.indexOf('=');
+            if (eq <= 0)
+            {
+                throw new ConfigException(problem + "is not id=host:port");
+            }
+            String address = entry.substring(eq + 1);
+            boolean voting = true;
+            if (address.endsWith("/nonvoting"))
+            {
+                voting = false;
+                address = address.substring(0, address.length() - "/nonvoting".length());
+            }
+            final int colon = address.lastIndexOf(':');
+            if (colon <= 0)
+            {
+                throw new ConfigException(problem + "has no host:port");
+            }
+            try
+            {
+                final int id = Integer.parseInt(entry.substring(0, eq).trim());
+                final int port = Integer.parseInt(address.substring(colon + 1));
+                if (port < 1 || port > 65535)
+                {
+                    throw new ConfigException(problem + "has port out of range");
+                }
+                members.add(new Member(id, address.substring(0, colon), port, voting));
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new ConfigException(problem + "has a non-numeric id or port");
+            }
+        }
+        if (members.isEmpty())
+        {
+            throw new ConfigException(source + ": " + MEMBERS + " lists no members");
+        }
+        return members;
+    }
+
+    private static String required(final String source, final Properties p, final String key) throws ConfigException
+    {
+        final String value = p.getProperty(key);
+        if (null == value || value.isBlank())
+        {
+            throw new ConfigException(source + ": missing required key " + key);
+        }
+        return value.trim();
+    }
+
+    private static int intValue(final String source, final Properties p, final String key, final Integer fallback)
+        throws ConfigException
+    {
+        final String value = null == fallback ? required(source, p, key) : p.getProperty(key);
+        if (null == value || value.isBlank())
+        {
+            return fallback;
+        }
+        try
+        {
+            return Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(source + ": " + key + " must be a whole number, not '" + value + "'");
+        }
+    }
+}
