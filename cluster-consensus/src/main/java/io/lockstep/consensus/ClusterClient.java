@@ -98,8 +98,13 @@ public final class ClusterClient implements AutoCloseable
             awaitedStatus = null;
             if (!transport.send(target, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()))
             {
+                // Not connected there (yet): polling makes connections; then try the next member.
+                final long until = Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5));
+                while (System.nanoTime() < until)
+                {
+                    pollOnce();
+                }
                 nextTarget(-1);
-                pollFor(Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5)));
                 continue;
             }
             // Wait for this append's ack, but not forever on one member: it may have died with the ack.
@@ -129,6 +134,7 @@ public final class ClusterClient implements AutoCloseable
         {
             pollOnce();
         }
+        target = leaderId;
         final TransferLeadershipEncoder encoder = new TransferLeadershipEncoder()
             .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).targetMemberId(targetId);
         awaited = correlationId;
@@ -165,7 +171,8 @@ public final class ClusterClient implements AutoCloseable
 
     private void pollFor(final long deadlineNs)
     {
-        while (System.nanoTime() < deadlineNs && null == awaitedStatus)
+        // A dead connection will never bring the ack: stop waiting at once and try elsewhere.
+        while (System.nanoTime() < deadlineNs && null == awaitedStatus && transport.isConnected(target))
         {
             pollOnce();
         }

@@ -314,7 +314,7 @@ final class SimCluster
     void checkAckedEntriesCommitted(final int member)
     {
         final DirectBuffer data = logs[member].buffer();
-        driver.acked.forEach((correlationId, endPosition) ->
+        driver.acked.forEachLong((correlationId, endPosition) ->
         {
             final long start = endPosition - FrameDescriptor.alignedFrameLength(SimDriver.PAYLOAD_LENGTH);
             if (endPosition > historyEnd || historyIndexByPosition.get(start) < 0 ||

@@ -1,0 +1,172 @@
+package io.lockstep.itests;
+
+import io.lockstep.archive.ArchiveLog;
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.ClusterClient;
+import io.lockstep.consensus.LogEntryType;
+import io.lockstep.consensus.codecs.Role;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Three real member processes on loopback. Entries are appended through the leader; the leader is killed with
+ * SIGKILL, several times; each time a new leader must be elected and commit, the killed member must rejoin and catch
+ * up, and at the end every acknowledged entry must be in every member's log on disk at the position its ack named.
+ * Prints the time from each kill to the first new commit. Kills: {@code -Dlockstep.itest.kills=N} (default 5).
+ */
+class LeaderFailoverIT
+{
+    private static final int PAYLOAD = 288;
+
+    @TempDir
+    Path dir;
+
+    private final UnsafeBuffer payload = new UnsafeBuffer(new byte[PAYLOAD]);
+    /** sequence number -> position after its entry, for every acknowledged append. */
+    private final Long2LongHashMap acked = new Long2LongHashMap(-1);
+    private long sequence;
+
+    @Test
+    void killedLeaderIsReplacedAndNoAcknowledgedEntryIsLost() throws Exception
+    {
+        final int kills = Integer.getInteger("lockstep.itest.kills", 5);
+        final List<Long> failoverMs = new ArrayList<>();
+        try (MemberProcesses members = new MemberProcesses(dir, 3, List.of());
+            ClusterClient client = new ClusterClient(members.members()))
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                members.start(i);
+            }
+            appendSome(client, 200);
+
+            for (int k = 0; k < kills; k++)
+            {
+                final int leader = awaitLeader(client);
+                members.kill(leader);
+                final long killedAt = System.nanoTime();
+                final long deadline = killedAt + TimeUnit.SECONDS.toNanos(20);
+                while (!appendOne(client))
+                {
+                    assertTrue(System.nanoTime() < deadline, "no new commit within 20 s of killing leader " + leader);
+                }
+                failoverMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
+                final int newLeader = awaitLeader(client);
+                assertTrue(newLeader != leader, "a new leader");
+                appendSome(client, 100);
+
+                members.start(leader);
+                awaitConverged(client, members);
+            }
+
+            final Map<Integer, ClusterClient.Status> status = awaitConverged(client, members);
+            final long end = status.get(0).commitPosition();
+            members.close();
+            final List<List<String>> logs = new ArrayList<>();
+            for (int i = 0; i < 3; i++)
+            {
+                logs.add(checkLog(members.logDir(i), end));
+            }
+            assertEquals(logs.get(0), logs.get(1), "members 0 and 1 hold the same log");
+            assertEquals(logs.get(0), logs.get(2), "members 0 and 2 hold the same log");
+        }
+        final List<Long> sorted = new ArrayList<>(failoverMs);
+        Collections.sort(sorted);
+        System.out.println("leader failover: kill to first new commit " + failoverMs + " ms, median " +
+            sorted.get(sorted.size() / 2) + " ms, " + acked.size() + " acknowledged appends");
+    }
+
+    /**
+     * Every frame of a member's log, and every acknowledged entry found where its ack said.
+     */
+    private List<String> checkLog(final Path logDir, final long end)
+    {
+        final List<String> frames = new ArrayList<>();
+        final Long2LongHashMap sequenceAtEnd = new Long2LongHashMap(-1);
+        ArchiveLog.verify(logDir, (buffer, offset, length, position, term, type) ->
+        {
+            frames.add(position + ":" + term + ":" + type + ":" + length);
+            if (LogEntryType.CLIENT_APPEND == type && length == PAYLOAD)
+            {
+                sequenceAtEnd.put(position + FrameDescriptor.alignedFrameLength(length), buffer.getLong(offset));
+            }
+        });
+        acked.forEachLong((seq, position) ->
+        {
+            final long found = sequenceAtEnd.get(position);
+            if (found != seq)
+            {
+                fail("acknowledged entry " + seq + " at " + position + " missing from " + logDir +
+                    " (found " + found + ")");
+            }
+        });
+        assertTrue(frames.size() > acked.size(), "log of " + logDir + " holds the entries");
+        return frames;
+    }
+
+    private void appendSome(final ClusterClient client, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            assertTrue(appendOne(client), "append " + i + " of " + count + " committed");
+        }
+    }
+
+    private boolean appendOne(final ClusterClient client)
+    {
+        payload.putLong(0, sequence);
+        final long position = client.append(payload, 0, PAYLOAD, 5000);
+        if (position < 0)
+        {
+            return false;
+        }
+        acked.put(sequence++, position);
+        return true;
+    }
+
+    private static int awaitLeader(final ClusterClient client)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline)
+        {
+            for (final ClusterClient.Status s : client.status(500).values())
+            {
+                if (Role.LEADER == s.role())
+                {
+                    return s.memberId();
+                }
+            }
+        }
+        throw new AssertionError("no leader within 20 s");
+    }
+
+    private static Map<Integer, ClusterClient.Status> awaitConverged(
+        final ClusterClient client, final MemberProcesses members)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Map<Integer, ClusterClient.Status> status = Map.of();
+        while (System.nanoTime() < deadline)
+        {
+            status = client.status(500);
+            if (status.size() == 3 && status.values().stream().map(ClusterClient.Status::commitPosition).distinct()
+                .count() == 1 && status.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
+            {
+                return status;
+            }
+        }
+        throw new AssertionError("members did not converge within 30 s: " + status + "\n" + members.output(0));
+    }
+}
