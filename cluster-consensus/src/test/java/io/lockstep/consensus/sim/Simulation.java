@@ -94,4 +94,9 @@ final class Simulation
     {
         return cluster.driver.acked.size();
     }
+
+    long historyEnd()
+    {
+        return cluster.historyEnd();
+    }
 }

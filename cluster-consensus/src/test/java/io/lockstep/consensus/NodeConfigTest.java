@@ -1,0 +1,82 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.DurabilityPolicy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class NodeConfigTest
+{
+    private static final String GOOD = """
+        lockstep.member.id=1
+        lockstep.members=0=127.0.0.1:9101,1=127.0.0.1:9102,2=127.0.0.1:9103,3=10.0.0.9:9104/nonvoting
+        lockstep.data.dir=data/node1
+        """;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aGoodFileLoadsWithDefaults() throws Exception
+    {
+        final NodeConfig config = NodeConfig.load(write(GOOD), new Properties());
+        assertEquals(1, config.memberId());
+        assertEquals(4, config.members().size());
+        assertFalse(config.members().get(3).voting());
+        assertEquals(TimeoutProfile.LAN, config.timeouts());
+        assertEquals(DurabilityPolicy.BATCH, config.durability());
+        assertEquals(Path.of("data/node1"), config.dataDir());
+    }
+
+    @Test
+    void systemPropertiesOverrideTheFile() throws Exception
+    {
+        final Properties overrides = new Properties();
+        overrides.setProperty("lockstep.durability", "none");
+        overrides.setProperty("lockstep.timeouts", "wan");
+        final NodeConfig config = NodeConfig.load(write(GOOD), overrides);
+        assertEquals(DurabilityPolicy.NONE, config.durability());
+        assertEquals(TimeoutProfile.WAN, config.timeouts());
+    }
+
+    @Test
+    void everyMistakeIsNamed() throws Exception
+    {
+        assertError("missing required key lockstep.member.id", GOOD.replace("lockstep.member.id=1\n", ""));
+        assertError("lockstep.member.id must be a whole number", GOOD.replace("id=1", "id=one"));
+        assertError("lockstep.member.id=7 is not in lockstep.members", GOOD.replace("id=1", "id=7"));
+        assertError("entry '2=127.0.0.1' has no host:port", GOOD.replace("2=127.0.0.1:9103", "2=127.0.0.1"));
+        assertError("has port out of range", GOOD.replace(":9103", ":99999"));
+        assertError("member id listed twice", GOOD.replace("2=127", "1=127"));
+        assertError("lockstep.timeouts must be lan or wan, not 'fast'", GOOD + "lockstep.timeouts=fast\n");
+        assertError("lockstep.durability must be batch or none", GOOD + "lockstep.durability=always\n");
+        assertError("segmentLength must be a power of two", GOOD + "lockstep.log.segment.length=1000000\n");
+        assertError("missing required key lockstep.data.dir", GOOD.replace("lockstep.data.dir=data/node1\n", ""));
+
+        final NodeConfig.ConfigException missing = assertThrows(NodeConfig.ConfigException.class,
+            () -> NodeConfig.load(dir.resolve("nope.properties"), new Properties()));
+        assertTrue(missing.getMessage().contains("config file not found"), missing.getMessage());
+    }
+
+    private void assertError(final String expected, final String content) throws Exception
+    {
+        final NodeConfig.ConfigException ex = assertThrows(NodeConfig.ConfigException.class,
+            () -> NodeConfig.load(write(content), new Properties()));
+        assertTrue(ex.getMessage().contains(expected), "expected '" + expected + "' in: " + ex.getMessage());
+    }
+
+    private Path write(final String content) throws Exception
+    {
+        final Path file = dir.resolve("node.properties");
+        Files.writeString(file, content);
+        return file;
+    }
+}
