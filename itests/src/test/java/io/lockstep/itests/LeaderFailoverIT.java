@@ -74,6 +74,19 @@ class LeaderFailoverIT
 
             final Map<Integer, ClusterClient.Status> status = awaitConverged(client, members);
             final long end = status.get(0).commitPosition();
+            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.ClusterTool", "status",
+                "--config", members.config(0).toString());
+            assertEquals(0, tool.exitCode(), tool.output());
+            final String[] lines = tool.output().trim().split("\n");
+            assertEquals(3, lines.length, tool.output());
+            int leaders = 0;
+            for (int i = 0; i < 3; i++)
+            {
+                assertTrue(lines[i].matches("member=" + i + " role=(leader|follower) term=\\d+ log_position=" + end +
+                    " commit_position=" + end), lines[i]);
+                leaders += lines[i].contains("role=leader") ? 1 : 0;
+            }
+            assertEquals(1, leaders, tool.output());
             members.close();
             final List<List<String>> logs = new ArrayList<>();
             for (int i = 0; i < 3; i++)
