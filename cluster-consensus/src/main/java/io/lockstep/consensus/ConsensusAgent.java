@@ -627,7 +627,7 @@ public final class ConsensusAgent implements Agent
                 final long from = peer.nextPosition;
                 replicationPeer = peer;
                 replicationSent = false;
-                final int bytes = log.readBlock(from, end, config.maxBlockBytes(), this::sendBlock);
+                final int bytes = log.readBlock(from, end, config.maxBlockBytes(), blockSender);
                 if (0 == bytes || !replicationSent)
                 {
                     break;
@@ -650,6 +650,8 @@ public final class ConsensusAgent implements Agent
 
     private PeerState replicationPeer;
     private boolean replicationSent;
+    /** Held in a field: a method reference at the call site would allocate on every block. */
+    private final io.lockstep.archive.BlockHandler blockSender = this::sendBlock;
 
     private void sendBlock(
         final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)

@@ -1,9 +1,8 @@
 package io.lockstep.itests;
 
-import io.lockstep.archive.ArchiveLog;
-import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.consensus.ClusterClient;
-import io.lockstep.consensus.LogEntryType;
+import io.lockstep.consensus.LocalCluster;
+import io.lockstep.consensus.LogAudit;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -19,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Three real member processes on loopback. Entries are appended through the leader; the leader is killed with
@@ -44,7 +42,7 @@ class LeaderFailoverIT
     {
         final int kills = Integer.getInteger("lockstep.itest.kills", 5);
         final List<Long> failoverMs = new ArrayList<>();
-        try (MemberProcesses members = new MemberProcesses(dir, 3, List.of());
+        try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20);
             ClusterClient client = new ClusterClient(members.members()))
         {
             for (int i = 0; i < 3; i++)
@@ -103,31 +101,14 @@ class LeaderFailoverIT
     }
 
     /**
-     * Every frame of a member's log, and every acknowledged entry found where its ack said.
+     * Every frame of a member's log, with every acknowledged entry found where its ack said.
      */
     private List<String> checkLog(final Path logDir, final long end)
     {
-        final List<String> frames = new ArrayList<>();
-        final Long2LongHashMap sequenceAtEnd = new Long2LongHashMap(-1);
-        ArchiveLog.verify(logDir, (buffer, offset, length, position, term, type) ->
-        {
-            frames.add(position + ":" + term + ":" + type + ":" + length);
-            if (LogEntryType.CLIENT_APPEND == type && length == PAYLOAD)
-            {
-                sequenceAtEnd.put(position + FrameDescriptor.alignedFrameLength(length), buffer.getLong(offset));
-            }
-        });
-        acked.forEachLong((seq, position) ->
-        {
-            final long found = sequenceAtEnd.get(position);
-            if (found != seq)
-            {
-                fail("acknowledged entry " + seq + " at " + position + " missing from " + logDir +
-                    " (found " + found + ")");
-            }
-        });
-        assertTrue(frames.size() > acked.size(), "log of " + logDir + " holds the entries");
-        return frames;
+        final LogAudit audit = LogAudit.of(logDir, PAYLOAD);
+        assertEquals(0, audit.lost(acked), "acknowledged entries missing from " + logDir);
+        assertTrue(audit.frames().size() > acked.size(), "log of " + logDir + " holds the entries");
+        return audit.frames();
     }
 
     private void appendSome(final ClusterClient client, final int count)
@@ -167,7 +148,7 @@ class LeaderFailoverIT
     }
 
     private static Map<Integer, ClusterClient.Status> awaitConverged(
-        final ClusterClient client, final MemberProcesses members)
+        final ClusterClient client, final LocalCluster members)
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         Map<Integer, ClusterClient.Status> status = Map.of();

@@ -1,4 +1,4 @@
-package io.lockstep.itests;
+package io.lockstep.consensus;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -7,30 +7,38 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Real member JVMs on loopback, each started from a generated config file, stopped by PID (SIGKILL) and restarted
- * on the same data directory. Everything started is stopped in {@link #close()}.
+ * Members as real JVM processes on loopback, for the demo and the process tests: each is started from a generated
+ * config file on a free port, can be killed with SIGKILL and restarted on the same data directory, and is stopped
+ * by {@link #close()}. Each member's output goes to {@code nodeN.out} in the root directory.
  */
-final class MemberProcesses implements AutoCloseable
+public final class LocalCluster implements AutoCloseable
 {
     private final Path root;
     private final int count;
     private final int[] ports;
     private final Process[] processes;
-    private final List<String> extraJvmArgs;
 
-    MemberProcesses(final Path root, final int count, final List<String> extraJvmArgs) throws IOException
+    /**
+     * @param root          directory for configs, data and output.
+     * @param count         number of members.
+     * @param durability    "batch" or "none".
+     * @param segmentLength log segment length.
+     */
+    public LocalCluster(final Path root, final int count, final String durability, final int segmentLength)
+        throws IOException
     {
         this.root = root;
         this.count = count;
         this.ports = new int[count];
         this.processes = new Process[count];
-        this.extraJvmArgs = List.copyOf(extraJvmArgs);
+        Files.createDirectories(root);
         for (int i = 0; i < count; i++)
         {
             try (ServerSocket socket = new ServerSocket(0))
@@ -45,61 +53,57 @@ final class MemberProcesses implements AutoCloseable
         }
         for (int i = 0; i < count; i++)
         {
-            Files.writeString(config(i), "lockstep.member.id=" + i + "\n" +
-                "lockstep.members=" + members + "\n" +
-                "lockstep.data.dir=" + dataDir(i) + "\n" +
-                "lockstep.timeouts=lan\n" +
-                "lockstep.durability=batch\n" +
-                "lockstep.log.segment.length=1048576\n" +
-                "lockstep.log.max.batch=262144\n");
+            Files.writeString(config(i), NodeConfig.MEMBER_ID + "=" + i + "\n" +
+                NodeConfig.MEMBERS + "=" + members + "\n" +
+                NodeConfig.DATA_DIR + "=" + dataDir(i) + "\n" +
+                NodeConfig.TIMEOUTS + "=lan\n" +
+                NodeConfig.DURABILITY + "=" + durability + "\n" +
+                NodeConfig.SEGMENT_LENGTH + "=" + segmentLength + "\n");
         }
     }
 
-    List<io.lockstep.consensus.Member> members()
+    public List<Member> members()
     {
-        final List<io.lockstep.consensus.Member> members = new ArrayList<>();
+        final List<Member> members = new ArrayList<>();
         for (int i = 0; i < count; i++)
         {
-            members.add(new io.lockstep.consensus.Member(i, "127.0.0.1", ports[i], true));
+            members.add(new Member(i, "127.0.0.1", ports[i], true));
         }
         return members;
     }
 
-    Path config(final int i)
+    public Path config(final int i)
     {
         return root.resolve("node" + i + ".properties");
     }
 
-    Path dataDir(final int i)
+    public Path dataDir(final int i)
     {
         return root.resolve("node" + i);
     }
 
-    Path logDir(final int i)
+    public Path logDir(final int i)
     {
         return dataDir(i).resolve("log");
     }
 
     /**
-     * Start a member and wait (bounded) for its ready line.
+     * Start a member and wait (up to 30 s) for its ready line.
      */
-    void start(final int i) throws Exception
+    public void start(final int i) throws IOException, InterruptedException
     {
-        final List<String> command = new ArrayList<>(List.of(
+        final List<String> command = List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m",
             "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens", "java.base/java.nio=ALL-UNNAMED"));
-        command.addAll(extraJvmArgs);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"),
-            "io.lockstep.consensus.ClusterNode", "--config", config(i).toString()));
-        final Process process = new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .start();
+            "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"),
+            ClusterNode.class.getName(), "--config", config(i).toString());
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes[i] = process;
         final CountDownLatch ready = new CountDownLatch(1);
-        final Path logFile = root.resolve("node" + i + ".out");
+        final Path output = root.resolve("node" + i + ".out");
         final Thread pump = new Thread(() ->
         {
             try (BufferedReader reader = new BufferedReader(
@@ -108,8 +112,8 @@ final class MemberProcesses implements AutoCloseable
                 String line;
                 while (null != (line = reader.readLine()))
                 {
-                    Files.writeString(logFile, line + "\n", StandardCharsets.UTF_8,
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+                    Files.writeString(output, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND);
                     if (line.startsWith("lockstep node " + i + " ready"))
                     {
                         ready.countDown();
@@ -118,7 +122,7 @@ final class MemberProcesses implements AutoCloseable
             }
             catch (final IOException ignore)
             {
-                // The process died.
+                // The process ended.
             }
         }, "member-" + i + "-output");
         pump.setDaemon(true);
@@ -130,9 +134,17 @@ final class MemberProcesses implements AutoCloseable
     }
 
     /**
+     * @return the member's process id, or -1 if it is not running.
+     */
+    public long pid(final int i)
+    {
+        return null != processes[i] && processes[i].isAlive() ? processes[i].pid() : -1;
+    }
+
+    /**
      * SIGKILL: no shutdown hook, no flush.
      */
-    void kill(final int i) throws InterruptedException
+    public void kill(final int i) throws InterruptedException
     {
         final Process process = processes[i];
         if (null != process)
@@ -146,12 +158,7 @@ final class MemberProcesses implements AutoCloseable
         }
     }
 
-    boolean isRunning(final int i)
-    {
-        return null != processes[i] && processes[i].isAlive();
-    }
-
-    String output(final int i)
+    public String output(final int i)
     {
         try
         {
