@@ -87,7 +87,7 @@ public final class ArchiveLog implements AutoCloseable
         durability = config.durability();
         recoveryReport = report;
         validator = new FrameValidator(maxBatchLength - HEADER_LENGTH);
-        checksum = validator.checksum();
+        checksum = new FrameChecksum();
         batchByteBuffer = BufferUtil.allocateDirectAligned(maxBatchLength, FrameDescriptor.FRAME_ALIGNMENT);
         batch = new UnsafeBuffer(batchByteBuffer);
 

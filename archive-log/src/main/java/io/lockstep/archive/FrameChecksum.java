@@ -10,14 +10,17 @@ import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
 
 /**
  * Computes frame checksums over Agrona buffers without allocating: CRC32C (a JVM intrinsic) is fed from the
- * buffer's backing array, or from a view of its backing {@link ByteBuffer} that is created once per distinct backing
- * buffer and reused. Not thread safe: one instance per thread.
+ * buffer's backing array, or from a view of its backing {@link ByteBuffer}. Views are cached for the two most
+ * recent backing buffers, so a caller alternating between two (a network buffer and a batch buffer) allocates
+ * nothing once warm. Not thread safe: one instance per thread.
  */
 final class FrameChecksum
 {
     private final CRC32C crc = new CRC32C();
-    private ByteBuffer viewSource;
-    private ByteBuffer view;
+    private ByteBuffer source0;
+    private ByteBuffer view0;
+    private ByteBuffer source1;
+    private ByteBuffer view1;
 
     /**
      * @param buffer      holding the frame.
@@ -68,10 +71,23 @@ final class FrameChecksum
         {
             throw new IllegalArgumentException("buffer must wrap a byte[] or a ByteBuffer to be checksummed");
         }
-        if (source != viewSource)
+        final ByteBuffer view;
+        if (source == source0)
         {
-            viewSource = source;
-            view = source.duplicate();
+            view = view0;
+        }
+        else if (source == source1)
+        {
+            view = view1;
+        }
+        else
+        {
+            // Replace the older slot: keep the most recent one.
+            source1 = source0;
+            view1 = view0;
+            source0 = source;
+            view0 = source.duplicate();
+            view = view0;
         }
         final int base = buffer.wrapAdjustment();
         view.clear();

@@ -115,14 +115,4 @@ final class FrameValidator
             default: return "unknown frame error " + code;
         }
     }
-
-    /**
-     * Checksum helper shared with writers, so one CRC32C instance serves the thread.
-     *
-     * @return the checksum calculator.
-     */
-    FrameChecksum checksum()
-    {
-        return checksum;
-    }
 }

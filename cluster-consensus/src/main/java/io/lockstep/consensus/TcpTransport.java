@@ -68,7 +68,8 @@ public final class TcpTransport implements Transport
     }
 
     private final int selfId;
-    private final List<Member> members;
+    /** An array, not a List: iterating a List each duty cycle allocates an iterator. */
+    private final Member[] members;
     private final int segmentLength;
     private final int maxMessageLength;
     private final int writeBufferLength;
@@ -97,7 +98,7 @@ public final class TcpTransport implements Transport
     public TcpTransport(final int selfId, final List<Member> members, final int segmentLength, final int maxMessageLength)
     {
         this.selfId = selfId;
-        this.members = List.copyOf(members);
+        this.members = members.toArray(new Member[0]);
         this.segmentLength = segmentLength;
         this.maxMessageLength = maxMessageLength;
         this.writeBufferLength = 4 * (maxMessageLength + LENGTH_PREFIX);
@@ -217,8 +218,9 @@ public final class TcpTransport implements Transport
 
     private void connectToMembers()
     {
-        for (final Member m : members)
+        for (int i = 0; i < members.length; i++)
         {
+            final Member m = members[i];
             if (m.id() == selfId || null != memberConnections[m.id()] || !shouldConnect(m) ||
                 nowNs < nextConnectNs[m.id()])
             {
@@ -308,7 +310,7 @@ public final class TcpTransport implements Transport
             SocketChannel channel;
             while (null != (channel = server.accept()))
             {
-                if (all.size() >= members.size() + MAX_CLIENTS)
+                if (all.size() >= members.length + MAX_CLIENTS)
                 {
                     LOGGER.log(System.Logger.Level.WARNING, "refused connection from {0}: too many connections",
                         channel.getRemoteAddress());
@@ -490,11 +492,11 @@ public final class TcpTransport implements Transport
 
     private Member member(final int id)
     {
-        for (final Member m : members)
+        for (int i = 0; i < members.length; i++)
         {
-            if (m.id() == id)
+            if (members[i].id() == id)
             {
-                return m;
+                return members[i];
             }
         }
         return null;
