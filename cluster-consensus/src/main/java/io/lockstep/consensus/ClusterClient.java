@@ -80,6 +80,46 @@ public final class ClusterClient implements AutoCloseable
     }
 
     /**
+     * @return the id of the member that says it leads, waiting up to the timeout; -1 if none does.
+     */
+    public int awaitLeader(final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline)
+        {
+            for (final Status s : status(300).values())
+            {
+                if (Role.LEADER == s.role())
+                {
+                    return s.memberId();
+                }
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Wait until every member answers and all have committed their whole log at the same position.
+     *
+     * @return the members' statuses then, or null if that did not happen in time.
+     */
+    public Map<Integer, Status> awaitConverged(final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline)
+        {
+            final Map<Integer, Status> now = status(500);
+            if (now.size() == members.size() &&
+                now.values().stream().map(Status::commitPosition).distinct().count() == 1 &&
+                now.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
+            {
+                return now;
+            }
+        }
+        return null;
+    }
+
+    /**
      * Append an entry through the leader and wait until it is committed.
      *
      * @return the log position after the entry, or -1 if no leader committed it before the deadline (its fate is

@@ -1,6 +1,5 @@
 package io.lockstep.consensus;
 
-import io.lockstep.consensus.codecs.Role;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -8,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -159,34 +157,15 @@ public final class LocalClusterDemo
 
     private static int leader(final ClusterClient client)
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline)
-        {
-            for (final ClusterClient.Status s : client.status(300).values())
-            {
-                if (Role.LEADER == s.role())
-                {
-                    return s.memberId();
-                }
-            }
-        }
-        return -1;
+        return client.awaitLeader(10_000);
     }
 
     private static void awaitConverged(final ClusterClient client)
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline)
+        if (null == client.awaitConverged(30_000))
         {
-            final Map<Integer, ClusterClient.Status> status = client.status(500);
-            if (status.size() == 3 &&
-                status.values().stream().map(ClusterClient.Status::commitPosition).distinct().count() == 1 &&
-                status.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
-            {
-                return;
-            }
+            System.out.println("lockstep demo: members did not converge within 30 s");
         }
-        System.out.println("lockstep demo: members did not converge within 30 s");
     }
 
     private static void deleteTree(final Path root) throws java.io.IOException

@@ -1,6 +1,9 @@
 package io.lockstep.consensus;
 
-final class MemoryElectionState implements ElectionStateStore
+/**
+ * Term and vote in memory, kept across simulated restarts: save returns only once "durable", as the real store's does.
+ */
+public final class MemoryElectionState implements ElectionStateStore
 {
     private long term;
     private int votedFor = NO_VOTE;

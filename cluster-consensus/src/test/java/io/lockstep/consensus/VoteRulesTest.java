@@ -1,6 +1,7 @@
 package io.lockstep.consensus;
 
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.sim.SimLog;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.VoteDecoder;
@@ -24,7 +25,7 @@ class VoteRulesTest
 {
     private final List<byte[]> sent = new ArrayList<>();
     private final MemoryElectionState electionState = new MemoryElectionState();
-    private final MemoryLog log = new MemoryLog();
+    private final SimLog log = new SimLog(64 * 1024);
     private long nowNs = 1_000_000_000L;
     private ConsensusAgent voter;
 
@@ -53,8 +54,9 @@ class VoteRulesTest
     void aCandidateWithALessCompleteLogIsRefused()
     {
         electionState.save(3, ElectionStateStore.NO_VOTE);
-        log.appendEntry(3, 100);
-        log.appendEntry(3, 100);
+        log.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[100]), 0, 100);
+        log.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[100]), 0, 100);
+        log.flush();
         voter = newVoter();
         final long end = log.pendingPosition();
 

@@ -3,7 +3,6 @@ package io.lockstep.itests;
 import io.lockstep.consensus.ClusterClient;
 import io.lockstep.consensus.LocalCluster;
 import io.lockstep.consensus.LogAudit;
-import io.lockstep.consensus.codecs.Role;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -133,34 +132,16 @@ class LeaderFailoverIT
 
     private static int awaitLeader(final ClusterClient client)
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline)
-        {
-            for (final ClusterClient.Status s : client.status(500).values())
-            {
-                if (Role.LEADER == s.role())
-                {
-                    return s.memberId();
-                }
-            }
-        }
-        throw new AssertionError("no leader within 20 s");
+        final int leader = client.awaitLeader(20_000);
+        assertTrue(leader >= 0, "no leader within 20 s");
+        return leader;
     }
 
     private static Map<Integer, ClusterClient.Status> awaitConverged(
         final ClusterClient client, final LocalCluster members)
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Map<Integer, ClusterClient.Status> status = Map.of();
-        while (System.nanoTime() < deadline)
-        {
-            status = client.status(500);
-            if (status.size() == 3 && status.values().stream().map(ClusterClient.Status::commitPosition).distinct()
-                .count() == 1 && status.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
-            {
-                return status;
-            }
-        }
-        throw new AssertionError("members did not converge within 30 s: " + status + "\n" + members.output(0));
+        final Map<Integer, ClusterClient.Status> status = client.awaitConverged(30_000);
+        assertTrue(null != status, "members did not converge within 30 s\n" + members.output(0));
+        return status;
     }
 }

@@ -4,6 +4,7 @@ import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.LogEntryType;
+import io.lockstep.consensus.MemoryElectionState;
 import io.lockstep.consensus.Member;
 import io.lockstep.consensus.Transport;
 import io.lockstep.consensus.codecs.Role;
@@ -53,7 +54,7 @@ final class SimCluster
     final SimDriver driver;
     private final int[] memberIds;
     private final List<Member> members = new ArrayList<>();
-    private final SimElectionState[] electionStates;
+    private final MemoryElectionState[] electionStates;
     private final SimLog[] logs;
     private final ConsensusAgent[] agents;
     private final long[] lastCommit;
@@ -88,14 +89,14 @@ final class SimCluster
             maxStallNs);
         network.now(nowNs);
         driver = new SimDriver(network.transportFor(Transport.CLIENT_ENDPOINT_BASE), random, memberIds);
-        electionStates = new SimElectionState[memberCount];
+        electionStates = new MemoryElectionState[memberCount];
         logs = new SimLog[memberCount];
         agents = new ConsensusAgent[memberCount];
         lastCommit = new long[memberCount];
         checkedUpTo = new long[memberCount];
         for (int i = 0; i < memberCount; i++)
         {
-            electionStates[i] = new SimElectionState();
+            electionStates[i] = new MemoryElectionState();
             logs[i] = new SimLog(MAX_BATCH);
             start(i);
         }

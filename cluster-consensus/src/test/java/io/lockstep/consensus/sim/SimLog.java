@@ -21,7 +21,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * still pending are lost, except that a crash may land in the middle of a flush and leave a prefix of them (the
  * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable.
  */
-final class SimLog implements RaftLog
+public final class SimLog implements RaftLog
 {
     private final int maxBatchLength;
     private final ExpandableArrayBuffer data;
@@ -29,7 +29,7 @@ final class SimLog implements RaftLog
     private long appended;
     private long durable;
 
-    SimLog(final int maxBatchLength)
+    public SimLog(final int maxBatchLength)
     {
         this(maxBatchLength, new ExpandableArrayBuffer(64 * 1024), 0);
     }
