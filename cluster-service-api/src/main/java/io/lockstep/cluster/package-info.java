@@ -1,5 +1,33 @@
 /**
- * The API users program against: {@code ClusteredService}, the {@code Cluster} it is handed, client sessions
- * and the cluster client. Filled in by the services-and-clients work.
+ * What users program against to run a replicated service on Lockstep.
+ * <p>
+ * A service implements {@link io.lockstep.cluster.ClusteredService}. Each member of the cluster runs it over the
+ * same committed log, so each holds the same state at the same position; clients keep talking to it through leader
+ * failovers, each message applied exactly once. An echo service, the smallest useful one:
+ * <pre>{@code
+ * public final class EchoService implements ClusteredService
+ * {
+ *     public void onStart(Cluster cluster, SnapshotReader snapshot) { }
+ *     public void onSessionOpen(ClientSession session, long timestamp) { }
+ *     public void onSessionClose(ClientSession session, long timestamp, CloseReason reason) { }
+ *
+ *     public void onSessionMessage(
+ *         ClientSession session, long timestamp, DirectBuffer buffer, int offset, int length)
+ *     {
+ *         // Back pressure is a return value: a real service would keep the reply and retry.
+ *         session.offer(buffer, offset, length);
+ *     }
+ *
+ *     public void onTimerEvent(long correlationId, long timestamp) { }
+ *     public void onTakeSnapshot(SnapshotWriter writer) { }
+ *     public void onRoleChange(ClusterRole newRole) { }
+ *     public void onTerminate(Cluster cluster) { }
+ * }
+ * }</pre>
+ * Rules, because replicas must agree: time comes only from the timestamps handed in (log time), never a clock; no
+ * unseeded randomness; no I/O. Timers are scheduled with {@link io.lockstep.cluster.Cluster#scheduleTimer} and fire
+ * as log entries.
+ * <p>
+ * Status: this API is a draft ahead of the service container, which will implement it.
  */
 package io.lockstep.cluster;

@@ -1,0 +1,81 @@
+package io.lockstep.cluster;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * What a replicated service implements: a deterministic state machine driven by the committed log. Every member
+ * runs the same service over the same log, so every member holds the same state at the same log position.
+ * <p>
+ * Rules a service must keep, because replicas must compute the same state: read time only from the timestamps
+ * handed in (log time), never from a clock; use no unseeded randomness; touch no outside state (files, network,
+ * other threads). Callbacks come on one thread, one at a time. A callback that throws stops the member: a replica
+ * that skipped an entry could no longer be trusted to agree with the others.
+ */
+public interface ClusteredService
+{
+    /**
+     * The service starts: load the snapshot if there is one, then the log after it is replayed.
+     *
+     * @param cluster  what the service can ask of the cluster; valid for the service's life.
+     * @param snapshot the latest snapshot of this service, or null to start empty.
+     */
+    void onStart(Cluster cluster, SnapshotReader snapshot);
+
+    /**
+     * A client session opened (a log entry, so at the same position on every member).
+     *
+     * @param session   the new session.
+     * @param timestamp log time of the entry.
+     */
+    void onSessionOpen(ClientSession session, long timestamp);
+
+    /**
+     * A client session closed.
+     *
+     * @param session   the session, still readable during the call.
+     * @param timestamp log time of the entry.
+     * @param reason    why it closed.
+     */
+    void onSessionClose(ClientSession session, long timestamp, CloseReason reason);
+
+    /**
+     * A message from a client, applied exactly once even if the client sent it again after a failover.
+     *
+     * @param session   the sending session; egress offered to it goes back to that client.
+     * @param timestamp log time of the entry.
+     * @param buffer    holding the message; valid only during the call.
+     * @param offset    index of the message.
+     * @param length    length of the message.
+     */
+    void onSessionMessage(ClientSession session, long timestamp, DirectBuffer buffer, int offset, int length);
+
+    /**
+     * A timer the service scheduled has fired (a log entry the leader appended at the deadline).
+     *
+     * @param correlationId the id given to {@link Cluster#scheduleTimer}.
+     * @param timestamp     log time of the entry.
+     */
+    void onTimerEvent(long correlationId, long timestamp);
+
+    /**
+     * Write the service's whole state, so that a restart can load it instead of replaying the log before it.
+     *
+     * @param writer takes the state as a stream of fragments.
+     */
+    void onTakeSnapshot(SnapshotWriter writer);
+
+    /**
+     * This member's role changed. Informational: state must not depend on it (every replica computes the same
+     * state whatever its role).
+     *
+     * @param newRole the role now.
+     */
+    void onRoleChange(ClusterRole newRole);
+
+    /**
+     * The service is being stopped (shutdown or a fatal error on this member).
+     *
+     * @param cluster as passed to {@link #onStart}.
+     */
+    void onTerminate(Cluster cluster);
+}
