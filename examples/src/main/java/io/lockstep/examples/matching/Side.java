@@ -1,0 +1,10 @@
+package io.lockstep.examples.matching;
+
+/**
+ * Buy or sell.
+ */
+public enum Side
+{
+    BUY,
+    SELL
+}
