@@ -1,0 +1,153 @@
+package io.lockstep.consensus.service;
+
+import java.util.Collection;
+import java.util.Collections;
+import java.util.TreeMap;
+
+/**
+ * The replicated table of client sessions: built only by applying log entries, so every member holds the same
+ * table at the same position. It is what makes ingress exactly-once: each session's messages carry consecutive
+ * sequence numbers, a sequence already applied is a duplicate (a client's retry after a failover) and is
+ * acknowledged without being applied, and one beyond the next expected is out of order (ingress lost before it
+ * reached the log; the client resends everything not acknowledged). Session ids are assigned in log order.
+ */
+public final class SessionTable
+{
+    /** What to do with a session message. */
+    public enum Disposition
+    {
+        /** The next sequence: apply it. */
+        APPLY,
+        /** Already applied: acknowledge, do not apply. */
+        DUPLICATE,
+        /** Beyond the next sequence: drop; the client will resend the missing ones first. */
+        OUT_OF_ORDER,
+        /** No such open session. */
+        UNKNOWN_SESSION
+    }
+
+    /** One open session's replicated state. */
+    public static final class Session
+    {
+        private final long id;
+        private final EgressBuffer egress;
+        private long appliedSequence = -1;
+
+        Session(final long id, final int egressCapacity)
+        {
+            this.id = id;
+            this.egress = new EgressBuffer(egressCapacity);
+        }
+
+        public long id()
+        {
+            return id;
+        }
+
+        /**
+         * @return the highest ingress sequence applied, or -1.
+         */
+        public long appliedSequence()
+        {
+            return appliedSequence;
+        }
+
+        public EgressBuffer egress()
+        {
+            return egress;
+        }
+    }
+
+    private final int maxSessions;
+    private final int egressCapacity;
+    private final TreeMap<Long, Session> sessions = new TreeMap<>();
+    private long nextSessionId = 1;
+
+    /**
+     * @param maxSessions    bound on open sessions; an open beyond it is refused.
+     * @param egressCapacity bytes of egress kept per session for resending after a failover.
+     */
+    public SessionTable(final int maxSessions, final int egressCapacity)
+    {
+        this.maxSessions = maxSessions;
+        this.egressCapacity = egressCapacity;
+    }
+
+    /**
+     * Apply a session-open entry.
+     *
+     * @return the new session, or null if the table is full (the open is refused, and the id is still used up so
+     * that every member stays in step).
+     */
+    public Session open()
+    {
+        final long id = nextSessionId++;
+        if (sessions.size() >= maxSessions)
+        {
+            return null;
+        }
+        final Session session = new Session(id, egressCapacity);
+        sessions.put(id, session);
+        return session;
+    }
+
+    /**
+     * Apply a session-message entry's bookkeeping.
+     */
+    public Disposition onMessage(final long sessionId, final long sequence)
+    {
+        final Session session = sessions.get(sessionId);
+        if (null == session)
+        {
+            return Disposition.UNKNOWN_SESSION;
+        }
+        if (sequence <= session.appliedSequence)
+        {
+            return Disposition.DUPLICATE;
+        }
+        if (sequence != session.appliedSequence + 1)
+        {
+            return Disposition.OUT_OF_ORDER;
+        }
+        session.appliedSequence = sequence;
+        return Disposition.APPLY;
+    }
+
+    /**
+     * Apply a session-close entry.
+     *
+     * @return the closed session, or null if it was not open.
+     */
+    public Session close(final long sessionId)
+    {
+        return sessions.remove(sessionId);
+    }
+
+    public Session get(final long sessionId)
+    {
+        return sessions.get(sessionId);
+    }
+
+    /**
+     * @return open sessions in id order.
+     */
+    public Collection<Session> sessions()
+    {
+        return Collections.unmodifiableCollection(sessions.values());
+    }
+
+    /**
+     * @return a hash of the table: equal on members that applied the same entries.
+     */
+    public long stateHash()
+    {
+        long h = 0xcbf29ce484222325L ^ nextSessionId;
+        for (final Session s : sessions.values())
+        {
+            h = (h ^ s.id) * 0x100000001b3L;
+            h = (h ^ s.appliedSequence) * 0x100000001b3L;
+            h = (h ^ s.egress.nextSequence()) * 0x100000001b3L;
+        }
+        return h;
+    }
+}

@@ -1,0 +1,79 @@
+package io.lockstep.consensus.service;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static io.lockstep.consensus.service.SessionTable.Disposition.APPLY;
+import static io.lockstep.consensus.service.SessionTable.Disposition.DUPLICATE;
+import static io.lockstep.consensus.service.SessionTable.Disposition.OUT_OF_ORDER;
+import static io.lockstep.consensus.service.SessionTable.Disposition.UNKNOWN_SESSION;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+class SessionTableTest
+{
+    @Test
+    void eachSequenceIsAppliedOnceAndRetriesAreDuplicates()
+    {
+        final SessionTable table = new SessionTable(10, 1024);
+        final long id = table.open().id();
+        assertEquals(APPLY, table.onMessage(id, 0));
+        assertEquals(APPLY, table.onMessage(id, 1));
+        assertEquals(DUPLICATE, table.onMessage(id, 1), "a retry after failover");
+        assertEquals(DUPLICATE, table.onMessage(id, 0));
+        assertEquals(OUT_OF_ORDER, table.onMessage(id, 3), "2 was lost before the log; the client resends it");
+        assertEquals(APPLY, table.onMessage(id, 2));
+        assertEquals(APPLY, table.onMessage(id, 3));
+        assertEquals(3, table.get(id).appliedSequence());
+        assertEquals(UNKNOWN_SESSION, table.onMessage(id + 1, 0));
+    }
+
+    @Test
+    void idsAreAssignedInLogOrderEvenWhenAnOpenIsRefused()
+    {
+        final SessionTable table = new SessionTable(1, 1024);
+        assertEquals(1, table.open().id());
+        assertNull(table.open(), "full");
+        table.close(1);
+        assertEquals(3, table.open().id(), "id 2 was used up by the refused open, on every member alike");
+        assertEquals(UNKNOWN_SESSION, table.onMessage(1, 0), "closed");
+    }
+
+    @Test
+    void membersApplyingTheSameEntriesHoldTheSameTable()
+    {
+        assertEquals(play(5), play(5));
+        assertNotEquals(play(5), play(6));
+    }
+
+    private static long play(final long seed)
+    {
+        final Random random = new Random(seed);
+        final SessionTable table = new SessionTable(50, 512);
+        for (int i = 0; i < 10_000; i++)
+        {
+            final int op = random.nextInt(20);
+            if (op == 0)
+            {
+                table.open();
+            }
+            else if (op == 1)
+            {
+                table.close(1 + random.nextInt(60));
+            }
+            else
+            {
+                final long id = 1 + random.nextInt(60);
+                final SessionTable.Session s = table.get(id);
+                final long sequence = null == s ? 0 : s.appliedSequence() + random.nextInt(3) - 1;
+                if (APPLY == table.onMessage(id, sequence))
+                {
+                    table.get(id).egress().append(new org.agrona.concurrent.UnsafeBuffer(new byte[16]), 0, 16);
+                }
+            }
+        }
+        return table.stateHash();
+    }
+}
