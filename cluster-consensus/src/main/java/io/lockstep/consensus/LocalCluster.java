@@ -171,11 +171,28 @@ public final class LocalCluster implements AutoCloseable
         }
     }
 
-    public void close() throws InterruptedException
+    /**
+     * Kill every member still running.
+     */
+    public void close()
     {
-        for (int i = 0; i < count; i++)
+        try
         {
-            kill(i);
+            for (int i = 0; i < count; i++)
+            {
+                kill(i);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            for (final Process process : processes)
+            {
+                if (null != process)
+                {
+                    process.destroyForcibly();
+                }
+            }
         }
     }
 }
