@@ -39,9 +39,11 @@ public interface ClusteredService
     void onSessionClose(ClientSession session, long timestamp, CloseReason reason);
 
     /**
-     * A message from a client, applied exactly once even if the client sent it again after a failover.
+     * A message from a client, applied exactly once even if the client sent it again after a failover; or a
+     * message the service itself offered into the log ({@link Cluster#offer}), with a null session.
      *
-     * @param session   the sending session; egress offered to it goes back to that client.
+     * @param session   the sending session (egress offered to it goes back to that client), or null for a service
+     *                  message.
      * @param timestamp log time of the entry.
      * @param buffer    holding the message; valid only during the call.
      * @param offset    index of the message.

@@ -1,0 +1,422 @@
+package io.lockstep.consensus.service;
+
+import io.lockstep.archive.BlockHandler;
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.Cluster;
+import io.lockstep.cluster.ClusterRole;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.CloseReason;
+import io.lockstep.cluster.SnapshotReader;
+import io.lockstep.consensus.RaftLog;
+import io.lockstep.consensus.log.MessageHeaderDecoder;
+import io.lockstep.consensus.log.SessionCloseDecoder;
+import io.lockstep.consensus.log.SessionMessageDecoder;
+import io.lockstep.consensus.log.SessionOpenDecoder;
+import io.lockstep.consensus.log.ServiceMessageDecoder;
+import io.lockstep.consensus.log.TimerEventDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.function.Consumer;
+
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * Runs a {@link ClusteredService} over committed log entries only. Every member runs one over the same log, so each
+ * holds the same sessions, timers and service state at the same position, and produces the same egress. What leaves
+ * the member (egress to clients, acknowledgements, requests to append) goes to an {@link Outbox}, which only the
+ * leader acts on. A service that throws is not caught here: the error stops the member, because a replica that
+ * skipped an entry could no longer be trusted to agree with the others.
+ * <p>
+ * Draft for the services-and-clients work: consensus does not yet append these entries from client ingress, and
+ * snapshots (cluster action SNAPSHOT) come with the snapshot work.
+ */
+public final class ServiceContainer implements Cluster
+{
+    /**
+     * What the container produces for the world outside the member. Called on every member; a follower's outbox
+     * drops it all, the leader's sends it.
+     */
+    public interface Outbox
+    {
+        /** A session opened from a connect request this member (if leader) may have received. */
+        void onSessionOpened(long sessionId, long correlationId, int leaderEndpoint);
+
+        /** Egress for a session's client. */
+        void onEgress(long sessionId, long sequence, DirectBuffer buffer, int offset, int length);
+
+        /** Every ingress sequence up to this one is applied (duplicates included). */
+        void onIngressApplied(long sessionId, long appliedSequence);
+
+        /** A session closed. */
+        void onSessionClosed(long sessionId, CloseReason reason);
+
+        /** The service asked to close a session: the leader appends a session-close entry. */
+        void onCloseRequested(long sessionId);
+
+        /** The service offered a message into the log: the leader appends a service-message entry. */
+        long onServiceMessage(DirectBuffer buffer, int offset, int length);
+    }
+
+    private final class Session implements ClientSession
+    {
+        private final SessionTable.Session state;
+        private boolean closed;
+
+        Session(final SessionTable.Session state)
+        {
+            this.state = state;
+        }
+
+        public long id()
+        {
+            return state.id();
+        }
+
+        public long offer(final DirectBuffer buffer, final int offset, final int length)
+        {
+            if (closed)
+            {
+                return CLOSED;
+            }
+            final long sequence = state.egress().append(buffer, offset, length);
+            if (sequence < 0)
+            {
+                return TOO_LONG;
+            }
+            outbox.onEgress(state.id(), sequence, buffer, offset, length);
+            return sequence;
+        }
+
+        public boolean isClosed()
+        {
+            return closed;
+        }
+    }
+
+    private final int memberId;
+    private final ClusteredService service;
+    private final RaftLog log;
+    private final SessionTable sessions;
+    private final TimerTable timers;
+    private final Outbox outbox;
+    private final IdleStrategy idleStrategy;
+    private final org.agrona.collections.Long2ObjectHashMap<Session> clientSessions =
+        new org.agrona.collections.Long2ObjectHashMap<>();
+    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+    private final SessionOpenDecoder sessionOpen = new SessionOpenDecoder();
+    private final SessionMessageDecoder sessionMessage = new SessionMessageDecoder();
+    private final SessionCloseDecoder sessionClose = new SessionCloseDecoder();
+    private final TimerEventDecoder timerEvent = new TimerEventDecoder();
+    private final ServiceMessageDecoder serviceMessage = new ServiceMessageDecoder();
+    private final BlockHandler blockHandler = this::onBlock;
+    private ClusterRole role = ClusterRole.FOLLOWER;
+    private long appliedPosition;
+    private long entryTimestamp;
+    private long entryEndPosition;
+
+    /**
+     * @param memberId       this member.
+     * @param service        the user's service.
+     * @param log            the member's log, read up to the commit position only.
+     * @param startPosition  where applying starts (after a snapshot, its position; else the log's start).
+     * @param sessions       the replicated session table (from a snapshot, or empty).
+     * @param timers         the replicated timer table (from a snapshot, or empty).
+     * @param outbox         where egress and append requests go.
+     * @param idleStrategy   handed to the service for its own waits.
+     */
+    public ServiceContainer(
+        final int memberId,
+        final ClusteredService service,
+        final RaftLog log,
+        final long startPosition,
+        final SessionTable sessions,
+        final TimerTable timers,
+        final Outbox outbox,
+        final IdleStrategy idleStrategy)
+    {
+        this.memberId = memberId;
+        this.service = service;
+        this.log = log;
+        this.appliedPosition = startPosition;
+        this.sessions = sessions;
+        this.timers = timers;
+        this.outbox = outbox;
+        this.idleStrategy = idleStrategy;
+        for (final SessionTable.Session s : sessions.sessions())
+        {
+            clientSessions.put(s.id(), new Session(s));
+        }
+    }
+
+    /**
+     * Start the service.
+     *
+     * @param snapshot its snapshot, or null.
+     */
+    public void start(final SnapshotReader snapshot)
+    {
+        service.onStart(this, snapshot);
+    }
+
+    /**
+     * Apply committed entries.
+     *
+     * @param commitPosition apply nothing beyond it.
+     * @param maxBytes       bound on log bytes applied in this call.
+     * @return log bytes applied.
+     */
+    public int apply(final long commitPosition, final int maxBytes)
+    {
+        if (appliedPosition >= commitPosition)
+        {
+            return 0;
+        }
+        return log.readBlock(appliedPosition, commitPosition, maxBytes, blockHandler);
+    }
+
+    /**
+     * Tell the service about a role change.
+     */
+    public void roleChanged(final ClusterRole newRole)
+    {
+        if (newRole != role)
+        {
+            role = newRole;
+            service.onRoleChange(newRole);
+        }
+    }
+
+    /**
+     * Stop the service.
+     */
+    public void terminate()
+    {
+        service.onTerminate(this);
+    }
+
+    public long appliedPosition()
+    {
+        return appliedPosition;
+    }
+
+    public SessionTable sessionTable()
+    {
+        return sessions;
+    }
+
+    public TimerTable timerTable()
+    {
+        return timers;
+    }
+
+    /**
+     * @return a hash of the container's replicated state (sessions and timers; the service hashes its own).
+     */
+    public long stateHash()
+    {
+        return sessions.stateHash() * 31 + timers.stateHash();
+    }
+
+    // ---------------------------------------------------------------------------------------------- Cluster
+
+    public int memberId()
+    {
+        return memberId;
+    }
+
+    public ClusterRole role()
+    {
+        return role;
+    }
+
+    public long time()
+    {
+        return entryTimestamp;
+    }
+
+    public long logPosition()
+    {
+        return entryEndPosition;
+    }
+
+    public boolean scheduleTimer(final long correlationId, final long deadline)
+    {
+        return timers.schedule(correlationId, deadline);
+    }
+
+    public boolean cancelTimer(final long correlationId)
+    {
+        return timers.cancel(correlationId);
+    }
+
+    public ClientSession getClientSession(final long sessionId)
+    {
+        return clientSessions.get(sessionId);
+    }
+
+    public void forEachClientSession(final Consumer<ClientSession> action)
+    {
+        for (final SessionTable.Session s : sessions.sessions())
+        {
+            action.accept(clientSessions.get(s.id()));
+        }
+    }
+
+    public boolean closeClientSession(final long sessionId)
+    {
+        if (null == sessions.get(sessionId))
+        {
+            return false;
+        }
+        outbox.onCloseRequested(sessionId);
+        return true;
+    }
+
+    public long offer(final DirectBuffer buffer, final int offset, final int length)
+    {
+        return outbox.onServiceMessage(buffer, offset, length);
+    }
+
+    public IdleStrategy idleStrategy()
+    {
+        return idleStrategy;
+    }
+
+    // ---------------------------------------------------------------------------------------------- applying
+
+    private void onBlock(
+        final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)
+    {
+        long position = startPosition;
+        for (int o = offset; o < offset + length; )
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final int type = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            if (PADDING_FRAME_TYPE == type)
+            {
+                position += frameLength;
+                o += HEADER_LENGTH;
+                continue;
+            }
+            final int aligned = FrameDescriptor.alignedLength(frameLength);
+            entryEndPosition = position + aligned;
+            applyEntry(type, buffer, o + HEADER_LENGTH, frameLength - HEADER_LENGTH);
+            position += aligned;
+            o += aligned;
+            appliedPosition = position;
+        }
+        appliedPosition = endPosition;
+    }
+
+    private void applyEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            return;
+        }
+        header.wrap(buffer, offset);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.templateId() != type)
+        {
+            // Entries of the consensus module itself (new term, driver appends): nothing for the service.
+            return;
+        }
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        switch (type)
+        {
+            case SessionOpenDecoder.TEMPLATE_ID -> onSessionOpen(buffer, body);
+            case SessionMessageDecoder.TEMPLATE_ID -> onSessionMessage(buffer, body);
+            case SessionCloseDecoder.TEMPLATE_ID -> onSessionClose(buffer, body);
+            case TimerEventDecoder.TEMPLATE_ID -> onTimerEvent(buffer, body);
+            case ServiceMessageDecoder.TEMPLATE_ID -> onServiceMessage(buffer, body);
+            default ->
+            {
+                // Cluster actions arrive with the snapshot work.
+            }
+        }
+    }
+
+    private void onSessionOpen(final DirectBuffer buffer, final int body)
+    {
+        sessionOpen.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = sessionOpen.timestamp();
+        final SessionTable.Session state = sessions.open();
+        if (null == state)
+        {
+            return;
+        }
+        final Session session = new Session(state);
+        clientSessions.put(state.id(), session);
+        service.onSessionOpen(session, entryTimestamp);
+        outbox.onSessionOpened(state.id(), sessionOpen.correlationId(), sessionOpen.leaderEndpoint());
+    }
+
+    private void onSessionMessage(final DirectBuffer buffer, final int body)
+    {
+        sessionMessage.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = sessionMessage.timestamp();
+        final long sessionId = sessionMessage.sessionId();
+        final long sequence = sessionMessage.sequence();
+        switch (sessions.onMessage(sessionId, sequence))
+        {
+            case APPLY ->
+            {
+                final int payloadLength = sessionMessage.payloadLength();
+                final int payloadOffset = sessionMessage.limit() + SessionMessageDecoder.payloadHeaderLength();
+                service.onSessionMessage(clientSessions.get(sessionId), entryTimestamp, buffer, payloadOffset,
+                    payloadLength);
+                outbox.onIngressApplied(sessionId, sequence);
+            }
+            case DUPLICATE -> outbox.onIngressApplied(sessionId, sessions.get(sessionId).appliedSequence());
+            default ->
+            {
+                // Out of order or unknown session: not applied; the client resends what is not acknowledged.
+            }
+        }
+    }
+
+    private void onSessionClose(final DirectBuffer buffer, final int body)
+    {
+        sessionClose.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = sessionClose.timestamp();
+        final long sessionId = sessionClose.sessionId();
+        if (null == sessions.close(sessionId))
+        {
+            return;
+        }
+        final Session session = clientSessions.remove(sessionId);
+        session.closed = true;
+        final CloseReason reason = switch (sessionClose.reason())
+        {
+            case CLIENT_ACTION -> CloseReason.CLIENT_ACTION;
+            case SERVICE_ACTION -> CloseReason.SERVICE_ACTION;
+            case TIMEOUT -> CloseReason.TIMEOUT;
+            default -> CloseReason.ERROR;
+        };
+        service.onSessionClose(session, entryTimestamp, reason);
+        outbox.onSessionClosed(sessionId, reason);
+    }
+
+    private void onTimerEvent(final DirectBuffer buffer, final int body)
+    {
+        timerEvent.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = timerEvent.timestamp();
+        if (timers.fire(timerEvent.correlationId()))
+        {
+            service.onTimerEvent(timerEvent.correlationId(), entryTimestamp);
+        }
+    }
+
+    private void onServiceMessage(final DirectBuffer buffer, final int body)
+    {
+        serviceMessage.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = serviceMessage.timestamp();
+        final int payloadLength = serviceMessage.payloadLength();
+        final int payloadOffset = serviceMessage.limit() + ServiceMessageDecoder.payloadHeaderLength();
+        service.onSessionMessage(null, entryTimestamp, buffer, payloadOffset, payloadLength);
+    }
+}
