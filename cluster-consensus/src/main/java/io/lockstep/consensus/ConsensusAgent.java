@@ -70,6 +70,7 @@ public final class ConsensusAgent implements Agent
     private long leaderCommitSeen;
 
     private int transferTarget = -1;
+    private ClientIngress clientIngress;
     private long transferDeadlineNs;
 
     /**
@@ -764,6 +765,47 @@ public final class ConsensusAgent implements Agent
         }
         appendEntry(LogEntryType.CLIENT_APPEND, buffer, offset, length);
         pendingAppends.add(log.pendingPosition(), correlationId, endpoint);
+    }
+
+    void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (null != clientIngress && endpoint >= Transport.CLIENT_ENDPOINT_BASE)
+        {
+            clientIngress.onClientMessage(endpoint, buffer, offset, length);
+        }
+    }
+
+    /**
+     * Where client-protocol messages go (client sessions); without one they are dropped.
+     *
+     * @param ingress the handler, or null.
+     */
+    public void clientIngress(final ClientIngress ingress)
+    {
+        this.clientIngress = ingress;
+    }
+
+    /**
+     * Append an entry in this leader's term, for the session and service layer.
+     *
+     * @return the position after the entry, or -1 if this member is not the leader (or is handing over).
+     */
+    public long appendLogEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (Role.LEADER != role || transferTarget >= 0)
+        {
+            return -1;
+        }
+        appendEntry(type, buffer, offset, length);
+        return log.pendingPosition();
+    }
+
+    /**
+     * @return the clock reading of the current duty cycle.
+     */
+    public long nowNs()
+    {
+        return nowNs;
     }
 
     void onStatusRequest(final int endpoint, final long correlationId)

@@ -43,6 +43,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             return;
         }
         header.wrap(buffer, offset);
+        if (header.schemaId() == io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_ID)
+        {
+            agent.onClientProtocol(from, buffer, offset, length);
+            return;
+        }
         if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
         {
             LOGGER.log(System.Logger.Level.WARNING, "dropped message from {0}: schema {1} version {2}",

@@ -29,7 +29,7 @@ import java.util.function.Consumer;
  * Non-blocking TCP between members, and from tools and drivers (selfId -1: connects to every member, listens on
  * nothing). One connection per member pair: the member with
  * the lower id connects, retrying with a backoff from 10 ms doubling to 1 s. Each message travels as an int32
- * length (little-endian) followed by the SBE message; the first message on a connection is {@code Hello}, which
+ * length (little-endian) followed by the SBE message (member protocol, schema 102, or client protocol, schema 103); the first message on a connection is {@code Hello}, which
  * says who is speaking. Writes are queued in a bounded buffer per connection and written on {@link #flush}: one
  * write per connection per duty cycle. A peer that sends garbage (a bad length, another schema, a newer version, a
  * first message that is not Hello, a member id not configured, a different log segment length) is disconnected
@@ -366,15 +366,19 @@ public final class TcpTransport implements Transport
             final int messageOffset = offset + LENGTH_PREFIX;
             offset = messageOffset + length;
             headerDecoder.wrap(c.readView, messageOffset);
-            if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+            final int schemaId = headerDecoder.schemaId();
+            final int newestVersion = MessageHeaderDecoder.SCHEMA_ID == schemaId ? MessageHeaderDecoder.SCHEMA_VERSION :
+                io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_ID == schemaId ?
+                io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_VERSION : -1;
+            if (newestVersion < 0)
             {
-                disconnect(c, "unknown schema id " + headerDecoder.schemaId());
+                disconnect(c, "unknown schema id " + schemaId);
                 return;
             }
-            if (headerDecoder.version() > MessageHeaderDecoder.SCHEMA_VERSION)
+            if (headerDecoder.version() > newestVersion)
             {
-                disconnect(c, "protocol version " + headerDecoder.version() + " is newer than " +
-                    MessageHeaderDecoder.SCHEMA_VERSION);
+                disconnect(c, "protocol version " + headerDecoder.version() + " of schema " + schemaId +
+                    " is newer than " + newestVersion);
                 return;
             }
             if (c.endpoint < 0)

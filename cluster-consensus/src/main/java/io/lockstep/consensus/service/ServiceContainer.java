@@ -405,7 +405,7 @@ public final class ServiceContainer implements Cluster
     {
         timerEvent.wrap(buffer, body, header.blockLength(), header.version());
         entryTimestamp = timerEvent.timestamp();
-        if (timers.fire(timerEvent.correlationId()))
+        if (timers.fire(timerEvent.correlationId(), timerEvent.deadline()))
         {
             service.onTimerEvent(timerEvent.correlationId(), entryTimestamp);
         }

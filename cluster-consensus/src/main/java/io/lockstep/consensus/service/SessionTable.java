@@ -123,6 +123,16 @@ public final class SessionTable
         return sessions.remove(sessionId);
     }
 
+    /**
+     * @param sessionId a session id.
+     * @return true if the id was opened (and closed) in the part of the log applied so far; false if it was never
+     * seen, which on a new leader that has not caught up may just mean "not applied yet".
+     */
+    public boolean wasClosed(final long sessionId)
+    {
+        return sessionId < nextSessionId && !sessions.containsKey(sessionId);
+    }
+
     public Session get(final long sessionId)
     {
         return sessions.get(sessionId);

@@ -7,8 +7,9 @@ import java.util.TreeSet;
 /**
  * Timers the service scheduled: replicated state, changed only while applying log entries, so every member holds
  * the same table. A timer fires as a log entry that the leader appends once the deadline passes in its clock; the
- * entry is applied like any other, at the same position everywhere. A timer-event entry for a timer no longer in the
- * table (cancelled meanwhile, or appended twice across a leader change) is ignored, which makes firing idempotent.
+ * entry is applied like any other, at the same position everywhere. The entry names the deadline it fires for, and
+ * applies only if the timer is still scheduled for exactly that deadline: an entry for a cancelled timer, a duplicate
+ * appended across a leader change, or one for an earlier schedule of a re-armed timer is ignored.
  */
 public final class TimerTable
 {
@@ -71,27 +72,33 @@ public final class TimerTable
     /**
      * Apply a timer-event entry.
      *
-     * @return true if the timer was scheduled (and now fires); false if the entry is stale.
+     * @return true if the timer was scheduled for this deadline (and now fires); false if the entry is stale.
      */
-    public boolean fire(final long correlationId)
+    public boolean fire(final long correlationId, final long deadline)
     {
-        return cancel(correlationId);
+        return deadlines.get(correlationId) == deadline && cancel(correlationId);
+    }
+
+    /** Receives due timers. */
+    @FunctionalInterface
+    public interface DueTimerHandler
+    {
+        void onDue(long correlationId, long deadline);
     }
 
     /**
-     * For the leader: the earliest timer due at or before now that is not already being fired.
-     *
-     * @param nowNs              the leader's clock.
-     * @param afterDeadline      with afterCorrelationId: skip timers ordered at or before this one (already
-     *                           appended); Long.MIN_VALUE for none.
-     * @param afterCorrelationId see afterDeadline.
-     * @return the correlation id, or {@link Long#MIN_VALUE} if none is due.
+     * For the leader: every timer due at or before now, earliest first.
      */
-    public long nextDue(final long nowNs, final long afterDeadline, final long afterCorrelationId)
+    public void forEachDue(final long nowNs, final DueTimerHandler handler)
     {
-        final Due from = new Due(afterDeadline, afterCorrelationId);
-        final Due next = byDeadline.higher(from);
-        return null != next && next.deadline <= nowNs ? next.correlationId : Long.MIN_VALUE;
+        for (final Due due : byDeadline)
+        {
+            if (due.deadline > nowNs)
+            {
+                return;
+            }
+            handler.onDue(due.correlationId, due.deadline);
+        }
     }
 
     /**

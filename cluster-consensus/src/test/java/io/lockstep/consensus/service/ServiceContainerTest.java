@@ -225,9 +225,10 @@ class ServiceContainerTest
 
     private void timer(final long correlationId)
     {
+        // Timer 42 was scheduled at log time 1005 for +100: the leader fires it once that has passed.
         time += correlationId == 42 ? 100 : 0;
         append(TimerEventEncoder.TEMPLATE_ID, new TimerEventEncoder().wrapAndApplyHeader(scratch, 0, header)
-            .timestamp(++time).correlationId(correlationId).encodedLength());
+            .timestamp(++time).correlationId(correlationId).deadline(correlationId == 42 ? 1105 : 0).encodedLength());
     }
 
     private void append(final int type, final int bodyLength)

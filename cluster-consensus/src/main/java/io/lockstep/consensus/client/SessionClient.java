@@ -1,0 +1,382 @@
+package io.lockstep.consensus.client;
+
+import io.lockstep.cluster.codecs.EgressDecoder;
+import io.lockstep.cluster.codecs.IngressAckDecoder;
+import io.lockstep.cluster.codecs.IngressEncoder;
+import io.lockstep.cluster.codecs.KeepAliveEncoder;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.SessionConnectEncoder;
+import io.lockstep.cluster.codecs.SessionEventCode;
+import io.lockstep.cluster.codecs.SessionEventDecoder;
+import io.lockstep.consensus.Transport;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayDeque;
+
+/**
+ * The client side of a session, as a duty-cycle object over a {@link Transport}: finds the leader (following
+ * redirects), opens a session, sends ingress with consecutive sequence numbers, and keeps every message until the
+ * leader says it is applied. When the leader goes away it resumes the session on the next one, saying which egress
+ * it last received, and resends what was not acknowledged: the cluster applies each sequence once, so nothing is
+ * lost or applied twice. Egress arrives in order; a duplicate is dropped; a gap makes the client resume, and a gap
+ * the cluster can no longer fill is reported to the listener, never hidden.
+ * <p>
+ * Draft for the services-and-clients work: the user-facing ClusterClient will wrap this over TCP.
+ */
+public final class SessionClient
+{
+    /** Returned by {@link #offer} when too many messages await acknowledgement. */
+    public static final long BACK_PRESSURED = -2;
+    /** Returned by {@link #offer} once the session is closed. */
+    public static final long CLOSED = -4;
+    private static final long RETRY_DELAY_NS = 10_000_000L;
+
+    /** Receives what the cluster sends. */
+    public interface Listener
+    {
+        void onEgress(long sessionId, long sequence, DirectBuffer buffer, int offset, int length);
+
+        /** Egress from {@code fromSequence} up to the next one delivered is gone for good. */
+        void onEgressGap(long sessionId, long fromSequence);
+
+        void onClosed(long sessionId);
+    }
+
+    private enum State
+    {
+        DISCONNECTED, CONNECTING, CONNECTED, CLOSED
+    }
+
+    private record Pending(long sequence, byte[] payload)
+    {
+    }
+
+    private final Transport transport;
+    private final int[] memberIds;
+    private final Listener listener;
+    private final long keepAliveIntervalNs;
+    private final long silenceTimeoutNs;
+    private final int maxUnacked;
+    private final ArrayDeque<Pending> unacked = new ArrayDeque<>();
+    private final UnsafeBuffer out = new UnsafeBuffer(new byte[64 * 1024 + 256]);
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+    private final SessionEventDecoder event = new SessionEventDecoder();
+    private final IngressAckDecoder ack = new IngressAckDecoder();
+    private final EgressDecoder egress = new EgressDecoder();
+    private final Transport.MessageHandler onMessage = this::onMessage;
+    private State state = State.DISCONNECTED;
+    private int target;
+    private long sessionId = -1;
+    private long nextSequence;
+    private long ackedSequence = -1;
+    private long sentUpTo = -1;
+    private long lastEgress = -1;
+    private boolean gapReported;
+    private long connectCorrelationId;
+    private long connectSentNs;
+    private long lastSentNs;
+    private long lastHeardNs;
+    private long nowNs;
+    private long retryAtNs;
+
+    /**
+     * @param transport           in client mode (connects to every member).
+     * @param memberIds           the members to try.
+     * @param listener            receives egress and events.
+     * @param keepAliveIntervalNs how often an idle client says it is alive.
+     * @param silenceTimeoutNs    a member silent this long is given up on, and the session resumed elsewhere.
+     * @param maxUnacked          bound on messages awaiting acknowledgement (back pressure beyond it).
+     */
+    public SessionClient(
+        final Transport transport,
+        final int[] memberIds,
+        final Listener listener,
+        final long keepAliveIntervalNs,
+        final long silenceTimeoutNs,
+        final int maxUnacked)
+    {
+        this.transport = transport;
+        this.memberIds = memberIds.clone();
+        this.listener = listener;
+        this.keepAliveIntervalNs = keepAliveIntervalNs;
+        this.silenceTimeoutNs = silenceTimeoutNs;
+        this.maxUnacked = maxUnacked;
+    }
+
+    /**
+     * Queue a message; it is sent (and resent after a failover) until acknowledged.
+     *
+     * @return its sequence number, or {@link #BACK_PRESSURED} or {@link #CLOSED}.
+     */
+    public long offer(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (State.CLOSED == state)
+        {
+            return CLOSED;
+        }
+        if (unacked.size() >= maxUnacked)
+        {
+            return BACK_PRESSURED;
+        }
+        final byte[] payload = new byte[length];
+        buffer.getBytes(offset, payload);
+        unacked.addLast(new Pending(nextSequence, payload));
+        return nextSequence++;
+    }
+
+    /**
+     * @return work done.
+     */
+    public int doWork(final long nowNs)
+    {
+        this.nowNs = nowNs;
+        int work = transport.poll(nowNs, onMessage);
+        switch (state)
+        {
+            case DISCONNECTED ->
+            {
+                if (nowNs >= retryAtNs)
+                {
+                    work += connect();
+                }
+            }
+            case CONNECTING ->
+            {
+                if (nowNs - connectSentNs > silenceTimeoutNs)
+                {
+                    nextMember(-1);
+                    state = State.DISCONNECTED;
+                }
+            }
+            case CONNECTED ->
+            {
+                if (nowNs - lastHeardNs > silenceTimeoutNs)
+                {
+                    nextMember(-1);
+                    state = State.DISCONNECTED;
+                }
+                else
+                {
+                    work += sendPending();
+                    if (nowNs - lastSentNs >= keepAliveIntervalNs)
+                    {
+                        final int length = new KeepAliveEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+                            .sessionId(sessionId).lastEgressSequence(lastEgress).encodedLength();
+                        send(length);
+                    }
+                }
+            }
+            default ->
+            {
+            }
+        }
+        return work + transport.flush(nowNs);
+    }
+
+    public long sessionId()
+    {
+        return sessionId;
+    }
+
+    public boolean isConnected()
+    {
+        return State.CONNECTED == state;
+    }
+
+    public boolean isClosed()
+    {
+        return State.CLOSED == state;
+    }
+
+    /**
+     * @return the highest sequence the cluster has applied.
+     */
+    public long ackedSequence()
+    {
+        return ackedSequence;
+    }
+
+    /**
+     * @return the sequence the next offer gets.
+     */
+    public long nextSequence()
+    {
+        return nextSequence;
+    }
+
+    private int connect()
+    {
+        connectCorrelationId++;
+        final int length = new SessionConnectEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+            .correlationId(connectCorrelationId).resumeSessionId(sessionId).lastEgressSequence(lastEgress)
+            .encodedLength();
+        if (transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
+        {
+            state = State.CONNECTING;
+            connectSentNs = nowNs;
+            lastSentNs = nowNs;
+            return 1;
+        }
+        nextMember(-1);
+        return 0;
+    }
+
+    private int sendPending()
+    {
+        int sent = 0;
+        for (final Pending p : unacked)
+        {
+            if (p.sequence <= sentUpTo)
+            {
+                continue;
+            }
+            final int length = new IngressEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+                .sessionId(sessionId).sequence(p.sequence).putPayload(p.payload, 0, p.payload.length).encodedLength();
+            if (!send(length))
+            {
+                break;
+            }
+            sentUpTo = p.sequence;
+            sent++;
+        }
+        return sent;
+    }
+
+    private boolean send(final int bodyLength)
+    {
+        if (transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + bodyLength))
+        {
+            lastSentNs = nowNs;
+            return true;
+        }
+        if (State.CONNECTED == state)
+        {
+            // The connection is gone (or jammed): resume elsewhere, resending what is not acknowledged.
+            state = State.DISCONNECTED;
+            nextMember(-1);
+        }
+        return false;
+    }
+
+    private void onMessage(final int from, final DirectBuffer buffer, final int offset, final int length)
+    {
+        header.wrap(buffer, offset);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || from != memberIds[target])
+        {
+            return;
+        }
+        lastHeardNs = nowNs;
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        switch (header.templateId())
+        {
+            case SessionEventDecoder.TEMPLATE_ID -> onEvent(buffer, body);
+            case IngressAckDecoder.TEMPLATE_ID ->
+            {
+                ack.wrap(buffer, body, header.blockLength(), header.version());
+                if (ack.sessionId() == sessionId)
+                {
+                    acknowledge(ack.appliedSequence());
+                }
+            }
+            case EgressDecoder.TEMPLATE_ID -> onEgress(buffer, body);
+            default ->
+            {
+            }
+        }
+    }
+
+    private void onEvent(final DirectBuffer buffer, final int body)
+    {
+        event.wrap(buffer, body, header.blockLength(), header.version());
+        final SessionEventCode code = event.code();
+        if (SessionEventCode.REDIRECT == code)
+        {
+            nextMember(event.leaderId());
+            state = State.DISCONNECTED;
+            // Wait a little (an election is on, or the leader is still catching up) rather than ask every cycle.
+            retryAtNs = nowNs + RETRY_DELAY_NS;
+            return;
+        }
+        if (event.sessionId() != sessionId && !(sessionId < 0 && event.correlationId() == connectCorrelationId))
+        {
+            return;
+        }
+        switch (code)
+        {
+            case OK ->
+            {
+                if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
+                {
+                    sessionId = event.sessionId();
+                    state = State.CONNECTED;
+                    lastHeardNs = nowNs;
+                    acknowledge(event.appliedSequence());
+                    sentUpTo = ackedSequence;
+                }
+            }
+            case EGRESS_GAP ->
+            {
+                gapReported = true;
+                listener.onEgressGap(sessionId, lastEgress + 1);
+            }
+            case CLOSED, ERROR ->
+            {
+                state = State.CLOSED;
+                listener.onClosed(sessionId);
+            }
+            default ->
+            {
+            }
+        }
+    }
+
+    private void onEgress(final DirectBuffer buffer, final int body)
+    {
+        egress.wrap(buffer, body, header.blockLength(), header.version());
+        if (egress.sessionId() != sessionId)
+        {
+            return;
+        }
+        final long sequence = egress.sequence();
+        if (sequence <= lastEgress)
+        {
+            return;
+        }
+        if (sequence != lastEgress + 1 && !gapReported)
+        {
+            // Missed some (dropped under back pressure): resume, and the leader resends from its buffer.
+            state = State.DISCONNECTED;
+            return;
+        }
+        gapReported = false;
+        lastEgress = sequence;
+        final int payloadLength = egress.payloadLength();
+        final int payloadOffset = egress.limit() + EgressDecoder.payloadHeaderLength();
+        listener.onEgress(sessionId, sequence, buffer, payloadOffset, payloadLength);
+    }
+
+    private void acknowledge(final long applied)
+    {
+        ackedSequence = Math.max(ackedSequence, applied);
+        while (!unacked.isEmpty() && unacked.peekFirst().sequence <= ackedSequence)
+        {
+            unacked.pollFirst();
+        }
+    }
+
+    private void nextMember(final int leaderHint)
+    {
+        for (int i = 0; i < memberIds.length; i++)
+        {
+            if (memberIds[i] == leaderHint)
+            {
+                target = i;
+                return;
+            }
+        }
+        target = (target + 1) % memberIds.length;
+    }
+}

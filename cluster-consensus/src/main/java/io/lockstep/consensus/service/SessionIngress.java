@@ -1,0 +1,373 @@
+package io.lockstep.consensus.service;
+
+import io.lockstep.cluster.CloseReason;
+import io.lockstep.cluster.codecs.EgressEncoder;
+import io.lockstep.cluster.codecs.IngressAckEncoder;
+import io.lockstep.cluster.codecs.IngressDecoder;
+import io.lockstep.cluster.codecs.KeepAliveDecoder;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.SessionCloseRequestDecoder;
+import io.lockstep.cluster.codecs.SessionConnectDecoder;
+import io.lockstep.cluster.codecs.SessionEventCode;
+import io.lockstep.cluster.codecs.SessionEventEncoder;
+import io.lockstep.consensus.ClientIngress;
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.Transport;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.log.ServiceMessageEncoder;
+import io.lockstep.consensus.log.SessionCloseEncoder;
+import io.lockstep.consensus.log.SessionMessageEncoder;
+import io.lockstep.consensus.log.SessionOpenEncoder;
+import io.lockstep.consensus.log.TimerEventEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Client sessions on a member. On the leader it turns client messages into log entries (session open, message,
+ * close), fires due timers and times out silent sessions by appending entries, and, as the container's
+ * {@link ServiceContainer.Outbox}, sends the egress, acknowledgements and session events the applied entries
+ * produce. On a follower it redirects clients to the leader and drops the outbox's output: followers compute the
+ * same egress into their buffers, which is what lets a new leader resend it to a resuming client.
+ * <p>
+ * Which endpoint serves which session, and when each was last heard from, is leader-local state: a new leader
+ * learns endpoints as clients resume, and gives every session a full timeout from its first duty cycle as leader.
+ */
+public final class SessionIngress implements ClientIngress, ServiceContainer.Outbox
+{
+    private final ConsensusAgent consensus;
+    private final Transport transport;
+    private final long sessionTimeoutNs;
+    private final int maxIngressLength;
+    private ServiceContainer container;
+    private final Long2LongHashMap endpointBySession = new Long2LongHashMap(-1);
+    private final Long2LongHashMap lastHeardNs = new Long2LongHashMap(-1);
+    private final Long2LongHashMap closing = new Long2LongHashMap(-1);
+    private final Long2LongHashMap firing = new Long2LongHashMap(Long.MIN_VALUE);
+    /** Opens this leader appended: correlation id to endpoint. Endpoint ids are member-local, so an open appended
+     * by an earlier leader must not be answered to whichever local client happens to have that id. */
+    private final Long2LongHashMap pendingOpens = new Long2LongHashMap(-1);
+    private final UnsafeBuffer out = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
+    private final UnsafeBuffer entry = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
+    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final io.lockstep.consensus.log.MessageHeaderEncoder entryHeader =
+        new io.lockstep.consensus.log.MessageHeaderEncoder();
+    private final SessionConnectDecoder connect = new SessionConnectDecoder();
+    private final IngressDecoder ingress = new IngressDecoder();
+    private final KeepAliveDecoder keepAlive = new KeepAliveDecoder();
+    private final SessionCloseRequestDecoder closeRequest = new SessionCloseRequestDecoder();
+    private final SessionEventEncoder sessionEvent = new SessionEventEncoder();
+    private final IngressAckEncoder ingressAck = new IngressAckEncoder();
+    private final EgressEncoder egress = new EgressEncoder();
+    private final SessionOpenEncoder sessionOpen = new SessionOpenEncoder();
+    private final SessionMessageEncoder sessionMessage = new SessionMessageEncoder();
+    private final SessionCloseEncoder sessionClose = new SessionCloseEncoder();
+    private final TimerEventEncoder timerEvent = new TimerEventEncoder();
+    private final ServiceMessageEncoder serviceMessage = new ServiceMessageEncoder();
+    private final TimerTable.DueTimerHandler fireTimer = this::fireTimer;
+    private boolean wasLeader;
+
+    /**
+     * @param consensus        this member's consensus agent (role, leader, appends, clock).
+     * @param transport        to clients.
+     * @param sessionTimeoutNs a session silent this long (no message, no keepalive) is closed by the leader.
+     * @param maxIngressLength longer client messages close the session with an error.
+     */
+    public SessionIngress(
+        final ConsensusAgent consensus, final Transport transport, final long sessionTimeoutNs, final int maxIngressLength)
+    {
+        this.consensus = consensus;
+        this.transport = transport;
+        this.sessionTimeoutNs = sessionTimeoutNs;
+        this.maxIngressLength = maxIngressLength;
+    }
+
+    /**
+     * @param container the container whose replicated tables this reads (set once, before the first duty cycle).
+     */
+    public void container(final ServiceContainer container)
+    {
+        this.container = container;
+    }
+
+    /**
+     * Leader duties: fire due timers, close silent sessions. Call once per duty cycle after the container applied.
+     *
+     * @return work done.
+     */
+    public int doWork()
+    {
+        final boolean leader = Role.LEADER == consensus.role();
+        if (leader != wasLeader)
+        {
+            wasLeader = leader;
+            endpointBySession.clear();
+            pendingOpens.clear();
+            closing.clear();
+            firing.clear();
+            lastHeardNs.clear();
+            if (leader)
+            {
+                for (final SessionTable.Session s : container.sessionTable().sessions())
+                {
+                    lastHeardNs.put(s.id(), consensus.nowNs());
+                }
+            }
+        }
+        if (!leader)
+        {
+            return 0;
+        }
+        final int before = firing.size() + closing.size();
+        container.timerTable().forEachDue(consensus.nowNs(), fireTimer);
+        for (final SessionTable.Session s : container.sessionTable().sessions())
+        {
+            final long heard = lastHeardNs.get(s.id());
+            if (heard < 0)
+            {
+                lastHeardNs.put(s.id(), consensus.nowNs());
+            }
+            else if (consensus.nowNs() - heard > sessionTimeoutNs && closing.get(s.id()) < 0)
+            {
+                appendClose(s.id(), io.lockstep.consensus.log.CloseReason.TIMEOUT);
+            }
+        }
+        return firing.size() + closing.size() - before;
+    }
+
+    // ------------------------------------------------------------------------------------------ client messages
+
+    public void onClientMessage(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+    {
+        header.wrap(buffer, offset);
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        if (Role.LEADER != consensus.role())
+        {
+            if (header.templateId() == SessionConnectDecoder.TEMPLATE_ID)
+            {
+                connect.wrap(buffer, body, header.blockLength(), header.version());
+                sendEvent(endpoint, connect.correlationId(), connect.resumeSessionId(), SessionEventCode.REDIRECT, -1);
+            }
+            else
+            {
+                sendEvent(endpoint, -1, -1, SessionEventCode.REDIRECT, -1);
+            }
+            return;
+        }
+        switch (header.templateId())
+        {
+            case SessionConnectDecoder.TEMPLATE_ID -> onConnect(endpoint, buffer, body);
+            case IngressDecoder.TEMPLATE_ID -> onIngress(endpoint, buffer, body, offset + length);
+            case KeepAliveDecoder.TEMPLATE_ID ->
+            {
+                keepAlive.wrap(buffer, body, header.blockLength(), header.version());
+                heard(keepAlive.sessionId(), endpoint);
+                // Answered, so a client can tell a live leader from a silent one.
+                final SessionTable.Session session = container.sessionTable().get(keepAlive.sessionId());
+                if (null != session)
+                {
+                    onIngressApplied(session.id(), session.appliedSequence());
+                }
+            }
+            case SessionCloseRequestDecoder.TEMPLATE_ID ->
+            {
+                closeRequest.wrap(buffer, body, header.blockLength(), header.version());
+                if (null != container.sessionTable().get(closeRequest.sessionId()))
+                {
+                    appendClose(closeRequest.sessionId(), io.lockstep.consensus.log.CloseReason.CLIENT_ACTION);
+                }
+            }
+            default ->
+            {
+                // Messages a member never receives (events, egress): ignored.
+            }
+        }
+    }
+
+    private void onConnect(final int endpoint, final DirectBuffer buffer, final int body)
+    {
+        connect.wrap(buffer, body, header.blockLength(), header.version());
+        final long correlationId = connect.correlationId();
+        final long resume = connect.resumeSessionId();
+        if (resume < 0)
+        {
+            final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
+                .timestamp(consensus.nowNs()).correlationId(correlationId).leaderEndpoint(endpoint).encodedLength();
+            if (append(SessionOpenEncoder.TEMPLATE_ID, length) > 0)
+            {
+                pendingOpens.put(correlationId, endpoint);
+            }
+            return;
+        }
+        final SessionTable.Session session = container.sessionTable().get(resume);
+        if (null == session)
+        {
+            // Closed for certain, or not applied yet (a new leader catching up): ask the client to try again soon.
+            sendEvent(endpoint, correlationId, resume, container.sessionTable().wasClosed(resume) ?
+                SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
+            return;
+        }
+        heard(resume, endpoint);
+        final long from = connect.lastEgressSequence() + 1;
+        if (EgressBuffer.GAP == session.egress().replay(from, (sequence, b, o, l) -> sendEgress(endpoint, resume, sequence, b, o, l)))
+        {
+            sendEvent(endpoint, correlationId, resume, SessionEventCode.EGRESS_GAP, session.appliedSequence());
+            session.egress().replay(session.egress().firstSequence(),
+                (sequence, b, o, l) -> sendEgress(endpoint, resume, sequence, b, o, l));
+        }
+        sendEvent(endpoint, correlationId, resume, SessionEventCode.OK, session.appliedSequence());
+    }
+
+    private void onIngress(final int endpoint, final DirectBuffer buffer, final int body, final int end)
+    {
+        ingress.wrap(buffer, body, header.blockLength(), header.version());
+        final long sessionId = ingress.sessionId();
+        final long sequence = ingress.sequence();
+        final int payloadLength = ingress.payloadLength();
+        final int payloadOffset = ingress.limit() + IngressDecoder.payloadHeaderLength();
+        if (null == container.sessionTable().get(sessionId))
+        {
+            sendEvent(endpoint, -1, sessionId, container.sessionTable().wasClosed(sessionId) ?
+                SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
+            return;
+        }
+        if (payloadLength > maxIngressLength || payloadOffset + payloadLength > end)
+        {
+            sendEvent(endpoint, -1, sessionId, SessionEventCode.ERROR, -1);
+            appendClose(sessionId, io.lockstep.consensus.log.CloseReason.ERROR);
+            return;
+        }
+        heard(sessionId, endpoint);
+        final int length = sessionMessage.wrapAndApplyHeader(entry, 0, entryHeader)
+            .timestamp(consensus.nowNs()).sessionId(sessionId).sequence(sequence)
+            .putPayload(buffer, payloadOffset, payloadLength).encodedLength();
+        append(SessionMessageEncoder.TEMPLATE_ID, length);
+    }
+
+    // ------------------------------------------------------------------------------------------- the outbox
+
+    public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
+    {
+        if (Role.LEADER == consensus.role() && pendingOpens.get(correlationId) == leaderEndpoint)
+        {
+            pendingOpens.remove(correlationId);
+            heard(sessionId, leaderEndpoint);
+            sendEvent(leaderEndpoint, correlationId, sessionId, SessionEventCode.OK, -1);
+        }
+    }
+
+    public void onEgress(
+        final long sessionId, final long sequence, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int endpoint = (int)endpointBySession.get(sessionId);
+        if (Role.LEADER == consensus.role() && endpoint >= 0)
+        {
+            // If the transport pushes back the client sees a gap in egress sequences and resumes, and the egress
+            // buffer resends: nothing is lost by dropping here.
+            sendEgress(endpoint, sessionId, sequence, buffer, offset, length);
+        }
+    }
+
+    public void onIngressApplied(final long sessionId, final long appliedSequence)
+    {
+        final int endpoint = (int)endpointBySession.get(sessionId);
+        if (Role.LEADER == consensus.role() && endpoint >= 0)
+        {
+            final int length = ingressAck.wrapAndApplyHeader(out, 0, headerEncoder)
+                .sessionId(sessionId).appliedSequence(appliedSequence).encodedLength();
+            transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+        }
+    }
+
+    public void onSessionClosed(final long sessionId, final CloseReason reason)
+    {
+        final int endpoint = (int)endpointBySession.remove(sessionId);
+        lastHeardNs.remove(sessionId);
+        closing.remove(sessionId);
+        if (Role.LEADER == consensus.role() && endpoint >= 0)
+        {
+            sendEvent(endpoint, -1, sessionId, SessionEventCode.CLOSED, -1);
+        }
+    }
+
+    public void onCloseRequested(final long sessionId)
+    {
+        if (Role.LEADER == consensus.role() && closing.get(sessionId) < 0)
+        {
+            appendClose(sessionId, io.lockstep.consensus.log.CloseReason.SERVICE_ACTION);
+        }
+    }
+
+    public long onServiceMessage(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (Role.LEADER != consensus.role())
+        {
+            return 0;
+        }
+        final int entryLength = serviceMessage.wrapAndApplyHeader(entry, 0, entryHeader)
+            .timestamp(consensus.nowNs()).putPayload(buffer, offset, length).encodedLength();
+        return append(ServiceMessageEncoder.TEMPLATE_ID, entryLength);
+    }
+
+    // -------------------------------------------------------------------------------------------- helpers
+
+    private void fireTimer(final long correlationId, final long deadline)
+    {
+        if (firing.get(correlationId) == deadline)
+        {
+            return;
+        }
+        final int length = timerEvent.wrapAndApplyHeader(entry, 0, entryHeader)
+            .timestamp(consensus.nowNs()).correlationId(correlationId).deadline(deadline).encodedLength();
+        if (append(TimerEventEncoder.TEMPLATE_ID, length) > 0)
+        {
+            firing.put(correlationId, deadline);
+        }
+    }
+
+    private void appendClose(final long sessionId, final io.lockstep.consensus.log.CloseReason reason)
+    {
+        final int length = sessionClose.wrapAndApplyHeader(entry, 0, entryHeader)
+            .timestamp(consensus.nowNs()).sessionId(sessionId).reason(reason).encodedLength();
+        if (append(SessionCloseEncoder.TEMPLATE_ID, length) > 0)
+        {
+            closing.put(sessionId, consensus.nowNs());
+        }
+    }
+
+    private long append(final int type, final int bodyLength)
+    {
+        return consensus.appendLogEntry(type, entry, 0,
+            io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + bodyLength);
+    }
+
+    private void heard(final long sessionId, final int endpoint)
+    {
+        if (null != container.sessionTable().get(sessionId))
+        {
+            endpointBySession.put(sessionId, endpoint);
+            lastHeardNs.put(sessionId, consensus.nowNs());
+        }
+    }
+
+    private void sendEgress(
+        final int endpoint, final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        final int encoded = egress.wrapAndApplyHeader(out, 0, headerEncoder)
+            .sessionId(sessionId).sequence(sequence).putPayload(buffer, offset, length).encodedLength();
+        transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoded);
+    }
+
+    private void sendEvent(
+        final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
+        final long appliedSequence)
+    {
+        final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
+            .correlationId(correlationId).sessionId(sessionId).code(code).leaderId(consensus.leaderId())
+            .appliedSequence(appliedSequence).detail("").encodedLength();
+        transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+    }
+}
