@@ -4,12 +4,12 @@ import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.consensus.ArchiveRaftLog;
-import io.lockstep.consensus.ClusterClient;
+import io.lockstep.consensus.AdminClient;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.FileElectionState;
-import io.lockstep.consensus.Member;
-import io.lockstep.consensus.TcpTransport;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.consensus.TimeoutProfile;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.concurrent.AgentRunner;
@@ -63,7 +63,7 @@ public final class ConsensusAllocationBenchmark
                     .durability(DurabilityPolicy.NONE));
                 final ConsensusConfig config = ConsensusConfig.of(i, members, TimeoutProfile.LAN);
                 final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
-                    new TcpTransport(i, members, log.segmentLength(), config.maxBlockBytes() + 65_600),
+                    new TcpTransport(i, members, log.segmentLength(), config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION),
                     new ArchiveRaftLog(log), new FileElectionState(root.resolve("node" + i)), new Random(i));
                 agents.add(agent);
                 final AgentRunner runner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
@@ -74,7 +74,7 @@ public final class ConsensusAllocationBenchmark
 
             final com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-            try (ClusterClient client = new ClusterClient(members))
+            try (AdminClient client = new AdminClient(members))
             {
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 drive(client, payload, appends);
@@ -107,7 +107,7 @@ public final class ConsensusAllocationBenchmark
         }
     }
 
-    private static void drive(final ClusterClient client, final UnsafeBuffer payload, final int appends)
+    private static void drive(final AdminClient client, final UnsafeBuffer payload, final int appends)
     {
         for (int i = 0; i < appends; i++)
         {

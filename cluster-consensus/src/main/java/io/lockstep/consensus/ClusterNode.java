@@ -1,5 +1,8 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.Member;
+
 import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.ArchiveLogConfig;
 import org.agrona.concurrent.Agent;
@@ -50,7 +53,7 @@ public final class ClusterNode implements AutoCloseable
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024);
         final TcpTransport transport = new TcpTransport(config.memberId(), config.members(), config.segmentLength(),
-            consensusConfig.maxBlockBytes() + 64 * 1024 + 64);
+            consensusConfig.maxBlockBytes() + 64 * 1024 + 64, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         agent = new ConsensusAgent(consensusConfig, new SystemNanoClock(), transport, new ArchiveRaftLog(log),

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Member;
+
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -48,7 +50,7 @@ public final class ClusterTool
             err.println("lockstep tool: config error: " + ex.getMessage());
             return 2;
         }
-        try (ClusterClient client = new ClusterClient(members))
+        try (AdminClient client = new AdminClient(members))
         {
             switch (args[0])
             {
@@ -70,13 +72,13 @@ public final class ClusterTool
         }
     }
 
-    private static int status(final ClusterClient client, final List<Member> members, final PrintStream out)
+    private static int status(final AdminClient client, final List<Member> members, final PrintStream out)
     {
-        final Map<Integer, ClusterClient.Status> statuses = client.status(1000);
+        final Map<Integer, AdminClient.Status> statuses = client.status(1000);
         int up = 0;
         for (final Member m : members)
         {
-            final ClusterClient.Status s = statuses.get(m.id());
+            final AdminClient.Status s = statuses.get(m.id());
             if (null == s)
             {
                 out.printf("member=%d role=down term=-1 log_position=-1 commit_position=-1%n", m.id());
@@ -89,7 +91,7 @@ public final class ClusterTool
         return up > 0 ? 0 : 1;
     }
 
-    private static int append(final ClusterClient client, final int count, final int size, final PrintStream out)
+    private static int append(final AdminClient client, final int count, final int size, final PrintStream out)
     {
         if (count < 1 || size < 8 || size > 64 * 1024)
         {
@@ -118,10 +120,10 @@ public final class ClusterTool
     }
 
     private static int stepDown(
-        final ClusterClient client, final int target, final PrintStream out, final PrintStream err)
+        final AdminClient client, final int target, final PrintStream out, final PrintStream err)
     {
-        final Map<Integer, ClusterClient.Status> statuses = client.status(1000);
-        final ClusterClient.Status leader = statuses.values().stream()
+        final Map<Integer, AdminClient.Status> statuses = client.status(1000);
+        final AdminClient.Status leader = statuses.values().stream()
             .filter(s -> Role.LEADER == s.role()).findFirst().orElse(null);
         if (null == leader)
         {

@@ -1,5 +1,8 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.cluster.transport.Member;
+
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Member;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -72,7 +72,7 @@ public final class LocalClusterDemo
         long sent = 0;
         long failoverMs = -1;
         int killed = -1;
-        try (ClusterClient client = new ClusterClient(cluster.members()))
+        try (AdminClient client = new AdminClient(cluster.members()))
         {
             final long start = System.nanoTime();
             final long end = start + TimeUnit.SECONDS.toNanos(durationS);
@@ -155,12 +155,12 @@ public final class LocalClusterDemo
         return identical && 0 == lost ? 0 : 1;
     }
 
-    private static int leader(final ClusterClient client)
+    private static int leader(final AdminClient client)
     {
         return client.awaitLeader(10_000);
     }
 
-    private static void awaitConverged(final ClusterClient client)
+    private static void awaitConverged(final AdminClient client)
     {
         if (null == client.awaitConverged(30_000))
         {

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Transport;
+
 import io.lockstep.consensus.codecs.AppendRequestEncoder;
 import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.AppendStatus;

@@ -1,5 +1,9 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.Member;
+
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
 import io.lockstep.consensus.codecs.StatusRequestEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -119,8 +123,8 @@ class TcpTransportTest
     void aMemberWithAnotherSegmentLengthIsRefused() throws Exception
     {
         membersOnFreePorts(2);
-        final TcpTransport a = new TcpTransport(0, members, 1 << 20, 1 << 16);
-        final TcpTransport b = new TcpTransport(1, members, 1 << 21, 1 << 16);
+        final TcpTransport a = new TcpTransport(0, members, 1 << 20, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+        final TcpTransport b = new TcpTransport(1, members, 1 << 21, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         transports.add(a);
         transports.add(b);
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
@@ -147,7 +151,7 @@ class TcpTransportTest
 
     private TcpTransport transport(final int id)
     {
-        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16);
+        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         transports.add(t);
         return t;
     }
@@ -183,7 +187,7 @@ class TcpTransportTest
     private static byte[] hello(final int memberId)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
-        new io.lockstep.consensus.codecs.HelloEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+        new io.lockstep.cluster.codecs.HelloEncoder().wrapAndApplyHeader(buffer, 0, new io.lockstep.cluster.codecs.MessageHeaderEncoder())
             .memberId(memberId).segmentLength(0);
         return buffer.byteArray();
     }

@@ -1,6 +1,6 @@
 package io.lockstep.itests;
 
-import io.lockstep.consensus.ClusterClient;
+import io.lockstep.consensus.AdminClient;
 import io.lockstep.consensus.LocalCluster;
 import io.lockstep.consensus.LogAudit;
 import org.agrona.collections.Long2LongHashMap;
@@ -42,7 +42,7 @@ class LeaderFailoverIT
         final int kills = Integer.getInteger("lockstep.itest.kills", 5);
         final List<Long> failoverMs = new ArrayList<>();
         try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20);
-            ClusterClient client = new ClusterClient(members.members()))
+            AdminClient client = new AdminClient(members.members()))
         {
             for (int i = 0; i < 3; i++)
             {
@@ -69,7 +69,7 @@ class LeaderFailoverIT
                 awaitConverged(client, members);
             }
 
-            final Map<Integer, ClusterClient.Status> status = awaitConverged(client, members);
+            final Map<Integer, AdminClient.Status> status = awaitConverged(client, members);
             final long end = status.get(0).commitPosition();
             final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.ClusterTool", "status",
                 "--config", members.config(0).toString());
@@ -110,7 +110,7 @@ class LeaderFailoverIT
         return audit.frames();
     }
 
-    private void appendSome(final ClusterClient client, final int count)
+    private void appendSome(final AdminClient client, final int count)
     {
         for (int i = 0; i < count; i++)
         {
@@ -118,7 +118,7 @@ class LeaderFailoverIT
         }
     }
 
-    private boolean appendOne(final ClusterClient client)
+    private boolean appendOne(final AdminClient client)
     {
         payload.putLong(0, sequence);
         final long position = client.append(payload, 0, PAYLOAD, 5000);
@@ -130,17 +130,17 @@ class LeaderFailoverIT
         return true;
     }
 
-    private static int awaitLeader(final ClusterClient client)
+    private static int awaitLeader(final AdminClient client)
     {
         final int leader = client.awaitLeader(20_000);
         assertTrue(leader >= 0, "no leader within 20 s");
         return leader;
     }
 
-    private static Map<Integer, ClusterClient.Status> awaitConverged(
-        final ClusterClient client, final LocalCluster members)
+    private static Map<Integer, AdminClient.Status> awaitConverged(
+        final AdminClient client, final LocalCluster members)
     {
-        final Map<Integer, ClusterClient.Status> status = client.awaitConverged(30_000);
+        final Map<Integer, AdminClient.Status> status = client.awaitConverged(30_000);
         assertTrue(null != status, "members did not converge within 30 s\n" + members.output(0));
         return status;
     }

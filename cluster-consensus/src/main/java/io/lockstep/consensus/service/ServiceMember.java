@@ -4,7 +4,7 @@ import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.RaftLog;
-import io.lockstep.consensus.Transport;
+import io.lockstep.cluster.transport.Transport;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.IdleStrategy;
 

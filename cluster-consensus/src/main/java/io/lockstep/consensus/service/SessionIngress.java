@@ -13,7 +13,7 @@ import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventEncoder;
 import io.lockstep.consensus.ClientIngress;
 import io.lockstep.consensus.ConsensusAgent;
-import io.lockstep.consensus.Transport;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.log.ServiceMessageEncoder;
 import io.lockstep.consensus.log.SessionCloseEncoder;

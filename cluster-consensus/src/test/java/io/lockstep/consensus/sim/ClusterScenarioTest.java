@@ -61,11 +61,11 @@ class ClusterScenarioTest
         // The driver is cut off with the old leader, so the old leader takes appends it can never commit until
         // check-quorum deposes it.
         cluster.network.partition(oldLeader, 1);
-        cluster.network.partition(io.lockstep.consensus.Transport.CLIENT_ENDPOINT_BASE, 1);
+        cluster.network.partition(io.lockstep.cluster.transport.Transport.CLIENT_ENDPOINT_BASE, 1);
         cluster.runUntil(() -> cluster.log(oldLeader).appendedPosition() > committed, 20_000, true,
             "isolated leader appends");
         final long uncommittedEnd = cluster.log(oldLeader).appendedPosition();
-        cluster.network.partition(io.lockstep.consensus.Transport.CLIENT_ENDPOINT_BASE, 0);
+        cluster.network.partition(io.lockstep.cluster.transport.Transport.CLIENT_ENDPOINT_BASE, 0);
         cluster.runUntil(() -> cluster.leader() >= 0 && cluster.leader() != oldLeader &&
             cluster.historyEnd() > cluster.log(oldLeader).appendedPosition() + 1024, 40_000, true,
             "the majority commits past the old leader's log");

@@ -1,6 +1,6 @@
 package io.lockstep.consensus.sim;
 
-import io.lockstep.consensus.Transport;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.ClientAppendAckDecoder;
 import io.lockstep.consensus.codecs.ClientAppendEncoder;

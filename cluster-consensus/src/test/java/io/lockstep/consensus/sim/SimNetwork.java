@@ -1,6 +1,6 @@
 package io.lockstep.consensus.sim;
 
-import io.lockstep.consensus.Transport;
+import io.lockstep.cluster.transport.Transport;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 

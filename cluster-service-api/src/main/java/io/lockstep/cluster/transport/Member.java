@@ -1,4 +1,4 @@
-package io.lockstep.consensus;
+package io.lockstep.cluster.transport;
 
 /**
  * A cluster member as configured.

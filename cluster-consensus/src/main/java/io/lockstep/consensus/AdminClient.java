@@ -1,5 +1,8 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.Member;
+
 import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.ClientAppendAckDecoder;
 import io.lockstep.consensus.codecs.ClientAppendEncoder;
@@ -23,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * call. Not the users' client either (that, with sessions and exactly-once delivery, comes with the service work):
  * an append that times out or loses its leader may or may not have been committed.
  */
-public final class ClusterClient implements AutoCloseable
+public final class AdminClient implements AutoCloseable
 {
     /** One member's answer to a status request. */
     public record Status(int memberId, Role role, long term, int leaderId, long logPosition, long commitPosition)
@@ -45,10 +48,10 @@ public final class ClusterClient implements AutoCloseable
     private int awaitedLeader;
     private int target;
 
-    public ClusterClient(final List<Member> members)
+    public AdminClient(final List<Member> members)
     {
         this.members = List.copyOf(members);
-        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024);
+        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         this.target = members.get(0).id();
     }
 

@@ -1,4 +1,4 @@
-package io.lockstep.consensus.client;
+package io.lockstep.cluster.client;
 
 import io.lockstep.cluster.codecs.EgressDecoder;
 import io.lockstep.cluster.codecs.IngressAckDecoder;
@@ -9,7 +9,7 @@ import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import io.lockstep.cluster.codecs.SessionConnectEncoder;
 import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventDecoder;
-import io.lockstep.consensus.Transport;
+import io.lockstep.cluster.transport.Transport;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -23,7 +23,7 @@ import java.util.ArrayDeque;
  * lost or applied twice. Egress arrives in order; a duplicate is dropped; a gap makes the client resume, and a gap
  * the cluster can no longer fill is reported to the listener, never hidden.
  * <p>
- * Draft for the services-and-clients work: the user-facing ClusterClient will wrap this over TCP.
+ * The user-facing {@link ClusterClient} wraps this over TCP; the simulation drives it over its own network.
  */
 public final class SessionClient
 {

@@ -1,13 +1,14 @@
-package io.lockstep.consensus;
+package io.lockstep.cluster.transport;
 
-import io.lockstep.consensus.codecs.HelloDecoder;
-import io.lockstep.consensus.codecs.HelloEncoder;
-import io.lockstep.consensus.codecs.MessageHeaderDecoder;
-import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.HelloDecoder;
+import io.lockstep.cluster.codecs.HelloEncoder;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -29,7 +30,7 @@ import java.util.function.Consumer;
  * Non-blocking TCP between members, and from tools and drivers (selfId -1: connects to every member, listens on
  * nothing). One connection per member pair: the member with
  * the lower id connects, retrying with a backoff from 10 ms doubling to 1 s. Each message travels as an int32
- * length (little-endian) followed by the SBE message (member protocol, schema 102, or client protocol, schema 103); the first message on a connection is {@code Hello}, which
+ * length (little-endian) followed by an SBE message of a schema the owner accepts (the client protocol always); the first message on a connection is {@code Hello}, which
  * says who is speaking. Writes are queued in a bounded buffer per connection and written on {@link #flush}: one
  * write per connection per duty cycle. A peer that sends garbage (a bad length, another schema, a newer version, a
  * first message that is not Hello, a member id not configured, a different log segment length) is disconnected
@@ -68,6 +69,8 @@ public final class TcpTransport implements Transport
     }
 
     private final int selfId;
+    /** Schema id to the newest version this side reads; anything else is garbage. */
+    private final Int2IntHashMap acceptedSchemas = new Int2IntHashMap(-1);
     /** An array, not a List: iterating a List each duty cycle allocates an iterator. */
     private final Member[] members;
     private final int segmentLength;
@@ -94,10 +97,22 @@ public final class TcpTransport implements Transport
      * @param members          every member.
      * @param segmentLength    this member's log segment length (checked against every peer's).
      * @param maxMessageLength bound on one message; longer is garbage.
+     * @param acceptedSchemas  SBE schema ids this side reads, each with the newest version it reads, as pairs
+     *                         {id, version, id, version, ...}; the client protocol (Hello included) always is.
      */
-    public TcpTransport(final int selfId, final List<Member> members, final int segmentLength, final int maxMessageLength)
+    public TcpTransport(
+        final int selfId,
+        final List<Member> members,
+        final int segmentLength,
+        final int maxMessageLength,
+        final int... acceptedSchemas)
     {
         this.selfId = selfId;
+        this.acceptedSchemas.put(MessageHeaderDecoder.SCHEMA_ID, MessageHeaderDecoder.SCHEMA_VERSION);
+        for (int i = 0; i + 1 < acceptedSchemas.length; i += 2)
+        {
+            this.acceptedSchemas.put(acceptedSchemas[i], acceptedSchemas[i + 1]);
+        }
         this.members = members.toArray(new Member[0]);
         this.segmentLength = segmentLength;
         this.maxMessageLength = maxMessageLength;
@@ -367,9 +382,7 @@ public final class TcpTransport implements Transport
             offset = messageOffset + length;
             headerDecoder.wrap(c.readView, messageOffset);
             final int schemaId = headerDecoder.schemaId();
-            final int newestVersion = MessageHeaderDecoder.SCHEMA_ID == schemaId ? MessageHeaderDecoder.SCHEMA_VERSION :
-                io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_ID == schemaId ?
-                io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_VERSION : -1;
+            final int newestVersion = acceptedSchemas.get(schemaId);
             if (newestVersion < 0)
             {
                 disconnect(c, "unknown schema id " + schemaId);
@@ -389,7 +402,7 @@ public final class TcpTransport implements Transport
                 }
                 continue;
             }
-            if (headerDecoder.templateId() == HelloDecoder.TEMPLATE_ID)
+            if (isHello())
             {
                 continue;
             }
@@ -405,9 +418,10 @@ public final class TcpTransport implements Transport
 
     private boolean onHello(final Connection c, final int messageOffset)
     {
-        if (headerDecoder.templateId() != HelloDecoder.TEMPLATE_ID)
+        if (!isHello())
         {
-            disconnect(c, "first message is template " + headerDecoder.templateId() + ", not Hello");
+            disconnect(c, "first message is template " + headerDecoder.templateId() + " of schema " +
+                headerDecoder.schemaId() + ", not Hello");
             return false;
         }
         helloDecoder.wrap(c.readView, messageOffset + MessageHeaderDecoder.ENCODED_LENGTH,
@@ -444,6 +458,12 @@ public final class TcpTransport implements Transport
         c.endpoint = peerId;
         memberConnections[peerId] = c;
         return true;
+    }
+
+    /** Template ids are per schema: Hello is template 10 of the client protocol, and nothing else. */
+    private boolean isHello()
+    {
+        return headerDecoder.schemaId() == HelloDecoder.SCHEMA_ID && headerDecoder.templateId() == HelloDecoder.TEMPLATE_ID;
     }
 
     private boolean enqueue(final Connection c, final DirectBuffer buffer, final int offset, final int length)
