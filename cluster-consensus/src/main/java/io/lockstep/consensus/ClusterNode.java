@@ -28,7 +28,7 @@ public final class ClusterNode implements AutoCloseable
     private static final System.Logger LOGGER = System.getLogger(ClusterNode.class.getName());
 
     private final NodeConfig config;
-    private final ConsensusAgent agent;
+    private final Agent agent;
     private final AgentRunner runner;
     private final Thread thread;
     private volatile Throwable fatal;
@@ -56,8 +56,12 @@ public final class ClusterNode implements AutoCloseable
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
-        agent = new ConsensusAgent(consensusConfig, new SystemNanoClock(), transport, new ArchiveRaftLog(log),
+        final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
+        final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), transport, raftLog,
             new FileElectionState(config.dataDir()), new Random(seed));
+        agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
+            transport, raftLog, newService(config.serviceClass()), TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()),
+            4096, 256 * 1024, 64 * 1024, new BackoffIdleStrategy());
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 
         final Agent guarded = new Agent()
@@ -88,6 +92,19 @@ public final class ClusterNode implements AutoCloseable
         runner = new AgentRunner(new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1),
             TimeUnit.MILLISECONDS.toNanos(1)), t -> { }, null, guarded);
         thread = AgentRunner.startOnThread(runner);
+    }
+
+    private static io.lockstep.cluster.ClusteredService newService(final String className)
+    {
+        try
+        {
+            return (io.lockstep.cluster.ClusteredService)Class.forName(className).getDeclaredConstructor().newInstance();
+        }
+        catch (final ReflectiveOperationException | ClassCastException ex)
+        {
+            throw new IllegalStateException(NodeConfig.SERVICE + "=" + className +
+                " is not a ClusteredService with a public no-argument constructor on the classpath: " + ex);
+        }
     }
 
     /**

@@ -36,6 +36,20 @@ public final class LocalCluster implements AutoCloseable
     public LocalCluster(final Path root, final int count, final String durability, final int segmentLength)
         throws IOException
     {
+        this(root, count, durability, segmentLength, null);
+    }
+
+    /**
+     * @param root          directory for configs, data and output.
+     * @param count         number of members.
+     * @param durability    "batch" or "none".
+     * @param segmentLength log segment length.
+     * @param serviceClass  ClusteredService to run on every member, or null for consensus only.
+     */
+    public LocalCluster(
+        final Path root, final int count, final String durability, final int segmentLength, final String serviceClass)
+        throws IOException
+    {
         this.root = root;
         this.count = count;
         this.ports = new int[count];
@@ -60,7 +74,8 @@ public final class LocalCluster implements AutoCloseable
                 NodeConfig.DATA_DIR + "=" + dataDir(i) + "\n" +
                 NodeConfig.TIMEOUTS + "=lan\n" +
                 NodeConfig.DURABILITY + "=" + durability + "\n" +
-                NodeConfig.SEGMENT_LENGTH + "=" + segmentLength + "\n");
+                NodeConfig.SEGMENT_LENGTH + "=" + segmentLength + "\n" +
+                (null == serviceClass ? "" : NodeConfig.SERVICE + "=" + serviceClass + "\n"));
         }
     }
 

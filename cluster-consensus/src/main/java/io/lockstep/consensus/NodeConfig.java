@@ -27,6 +27,9 @@ import java.util.Properties;
  * lockstep.durability         batch (default: fsync each batch before acknowledging it) or none (page cache)
  * lockstep.log.segment.length log segment length in bytes, a power of two, the same on every member (default 64 MiB)
  * lockstep.log.max.batch      bound on one log write in bytes (default 1 MiB)
+ * lockstep.service            class name of the ClusteredService to run (no-argument constructor); without it the
+ *                             member runs consensus only, for tools and drivers
+ * lockstep.session.timeout.ms a client session silent this long is closed by the leader (default 10000)
  * </pre>
  * Durability defaults to {@code batch}: safety before speed. With {@code none}, a committed entry survives any
  * minority of machine crashes but not a majority at once (Aeron Cluster's default).
@@ -38,7 +41,9 @@ public record NodeConfig(
     TimeoutProfile timeouts,
     DurabilityPolicy durability,
     int segmentLength,
-    int maxBatchLength)
+    int maxBatchLength,
+    String serviceClass,
+    long sessionTimeoutMs)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -47,6 +52,8 @@ public record NodeConfig(
     public static final String DURABILITY = "lockstep.durability";
     public static final String SEGMENT_LENGTH = "lockstep.log.segment.length";
     public static final String MAX_BATCH = "lockstep.log.max.batch";
+    public static final String SERVICE = "lockstep.service";
+    public static final String SESSION_TIMEOUT_MS = "lockstep.session.timeout.ms";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -107,6 +114,12 @@ public record NodeConfig(
         final String durability = p.getProperty(DURABILITY, "batch").trim().toUpperCase(Locale.ROOT);
         final int segmentLength = intValue(source, p, SEGMENT_LENGTH, ArchiveLogConfig.DEFAULT_SEGMENT_LENGTH);
         final int maxBatch = intValue(source, p, MAX_BATCH, ArchiveLogConfig.DEFAULT_MAX_BATCH_LENGTH);
+        final String service = p.getProperty(SERVICE, "").trim();
+        final int sessionTimeoutMs = intValue(source, p, SESSION_TIMEOUT_MS, 10_000);
+        if (sessionTimeoutMs < 100)
+        {
+            throw new ConfigException(source + ": " + SESSION_TIMEOUT_MS + " must be at least 100, not " + sessionTimeoutMs);
+        }
 
         final TimeoutProfile profile;
         final DurabilityPolicy policy;
@@ -140,7 +153,8 @@ public record NodeConfig(
         {
             throw new ConfigException(source + ": " + ex.getMessage());
         }
-        return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch);
+        return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
+            service.isEmpty() ? null : service, sessionTimeoutMs);
     }
 
     private static List<Member> parseMembers(final String source, final String value) throws ConfigException

@@ -1,0 +1,158 @@
+package io.lockstep.cluster.client;
+
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.TcpTransport;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A client of a Lockstep cluster: one session, kept across leader failovers. Poll-driven and single-threaded, like
+ * the rest of Lockstep: call {@link #poll()} in your loop; it does the I/O, sends keepalives, follows redirects,
+ * resumes the session on a new leader and resends whatever the cluster had not yet acknowledged (the cluster applies
+ * each message once), and hands egress to the listener in order. Back pressure is a return value, never an
+ * exception.
+ * <pre>{@code
+ * try (ClusterClient client = ClusterClient.connect(members, (sessionId, sequence, buffer, offset, length) -> ...))
+ * {
+ *     client.awaitConnected(5_000);
+ *     while (client.offer(buffer, 0, length) == ClusterClient.BACK_PRESSURED)
+ *     {
+ *         client.poll();
+ *     }
+ *     ...
+ * }
+ * }</pre>
+ */
+public final class ClusterClient implements AutoCloseable
+{
+    /** Too many messages await acknowledgement: poll, then offer again. */
+    public static final long BACK_PRESSURED = SessionClient.BACK_PRESSURED;
+    /** The session is closed. */
+    public static final long CLOSED = SessionClient.CLOSED;
+
+    /** Receives egress. */
+    @FunctionalInterface
+    public interface EgressListener
+    {
+        void onMessage(long sessionId, long sequence, DirectBuffer buffer, int offset, int length);
+
+        /**
+         * Egress from fromSequence up to the next one delivered is gone for good (the client was away longer than the
+         * cluster buffers egress).
+         */
+        default void onEgressGap(final long sessionId, final long fromSequence)
+        {
+        }
+
+        default void onSessionClosed(final long sessionId)
+        {
+        }
+    }
+
+    private final TcpTransport transport;
+    private final SessionClient session;
+    private final NanoClock clock;
+
+    private ClusterClient(final List<Member> members, final EgressListener listener, final NanoClock clock)
+    {
+        this.clock = clock;
+        this.transport = new TcpTransport(-1, members, 0, 16 * 1024 * 1024);
+        final int[] ids = members.stream().mapToInt(Member::id).toArray();
+        this.session = new SessionClient(transport, ids, new SessionClient.Listener()
+        {
+            public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+                final int length)
+            {
+                listener.onMessage(sessionId, sequence, buffer, offset, length);
+            }
+
+            public void onEgressGap(final long sessionId, final long fromSequence)
+            {
+                listener.onEgressGap(sessionId, fromSequence);
+            }
+
+            public void onClosed(final long sessionId)
+            {
+                listener.onSessionClosed(sessionId);
+            }
+        }, TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.MILLISECONDS.toNanos(1000), 4096);
+    }
+
+    /**
+     * Start connecting; the session opens during later polls.
+     *
+     * @param members  the cluster's members (any one will do: followers redirect to the leader).
+     * @param listener receives egress.
+     * @return the client.
+     */
+    public static ClusterClient connect(final List<Member> members, final EgressListener listener)
+    {
+        return new ClusterClient(members, listener, new SystemNanoClock());
+    }
+
+    /**
+     * Poll until the session is open.
+     *
+     * @return true if it opened within the timeout.
+     */
+    public boolean awaitConnected(final long timeoutMs)
+    {
+        final long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!session.isConnected() && clock.nanoTime() < deadline)
+        {
+            if (0 == poll())
+            {
+                LockSupport.parkNanos(100_000);
+            }
+        }
+        return session.isConnected();
+    }
+
+    /**
+     * Queue a message for the cluster; it is sent at once if connected, and kept until acknowledged.
+     *
+     * @return its sequence number, or {@link #BACK_PRESSURED} or {@link #CLOSED}.
+     */
+    public long offer(final DirectBuffer buffer, final int offset, final int length)
+    {
+        return session.offer(buffer, offset, length);
+    }
+
+    /**
+     * Do the I/O: send, receive, keep alive, fail over.
+     *
+     * @return work done (0 means there was nothing to do: idle a little).
+     */
+    public int poll()
+    {
+        return session.doWork(clock.nanoTime());
+    }
+
+    public boolean isConnected()
+    {
+        return session.isConnected();
+    }
+
+    public long sessionId()
+    {
+        return session.sessionId();
+    }
+
+    /**
+     * @return the highest sequence the cluster has applied.
+     */
+    public long acknowledgedSequence()
+    {
+        return session.ackedSequence();
+    }
+
+    public void close()
+    {
+        transport.close();
+    }
+}
