@@ -167,6 +167,11 @@ class VoteRulesTest
             return true;
         }
 
+        public boolean isConnected(final int endpoint)
+        {
+            return true;
+        }
+
         public int flush(final long nowNs)
         {
             return 0;

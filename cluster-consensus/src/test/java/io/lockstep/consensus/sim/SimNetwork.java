@@ -214,6 +214,11 @@ final class SimNetwork
             return true;
         }
 
+        public boolean isConnected(final int endpoint)
+        {
+            return reachable(self, endpoint);
+        }
+
         public int flush(final long nowNs)
         {
             return 0;

@@ -61,7 +61,8 @@ public final class ClusterClient implements AutoCloseable
     private ClusterClient(final List<Member> members, final EgressListener listener, final NanoClock clock)
     {
         this.clock = clock;
-        this.transport = new TcpTransport(-1, members, 0, 16 * 1024 * 1024);
+        // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
+        this.transport = new TcpTransport(-1, members, 0, 1024 * 1024);
         final int[] ids = members.stream().mapToInt(Member::id).toArray();
         this.session = new SessionClient(transport, ids, new SessionClient.Listener()
         {
@@ -80,7 +81,7 @@ public final class ClusterClient implements AutoCloseable
             {
                 listener.onSessionClosed(sessionId);
             }
-        }, TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.MILLISECONDS.toNanos(1000), 4096);
+        }, TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.MILLISECONDS.toNanos(500), 4096);
     }
 
     /**

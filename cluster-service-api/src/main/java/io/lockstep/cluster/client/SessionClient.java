@@ -134,6 +134,12 @@ public final class SessionClient
     {
         this.nowNs = nowNs;
         int work = transport.poll(nowNs, onMessage);
+        if ((State.CONNECTING == state || State.CONNECTED == state) && !transport.isConnected(memberIds[target]))
+        {
+            // The connection died (the member crashed or went away): try the next one now, not after a timeout.
+            nextMember(-1);
+            state = State.DISCONNECTED;
+        }
         switch (state)
         {
             case DISCONNECTED ->

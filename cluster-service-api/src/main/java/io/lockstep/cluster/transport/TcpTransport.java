@@ -47,11 +47,11 @@ public final class TcpTransport implements Transport
     private final class Connection
     {
         final SocketChannel channel;
-        final ByteBuffer readBuffer;
-        final UnsafeBuffer readView;
-        final ByteBuffer writeBuffer;
-        final UnsafeBuffer writeView;
         final int connectTo;
+        ByteBuffer readBuffer;
+        UnsafeBuffer readView;
+        ByteBuffer writeBuffer;
+        UnsafeBuffer writeView;
         SelectionKey key;
         int endpoint = -1;
         boolean connected;
@@ -60,11 +60,23 @@ public final class TcpTransport implements Transport
         {
             this.channel = channel;
             this.connectTo = connectTo;
-            this.readBuffer = BufferUtil.allocateDirectAligned(
-                BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2, 64);
-            this.readView = new UnsafeBuffer(readBuffer);
-            this.writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
-            this.writeView = new UnsafeBuffer(writeBuffer);
+        }
+
+        /**
+         * Buffers are allocated once connected, not per attempt: retrying a dead peer every backoff interval
+         * must stay cheap.
+         */
+        void markConnected()
+        {
+            if (null == readBuffer)
+            {
+                readBuffer = BufferUtil.allocateDirectAligned(
+                    BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2, 64);
+                readView = new UnsafeBuffer(readBuffer);
+                writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
+                writeView = new UnsafeBuffer(writeBuffer);
+            }
+            connected = true;
         }
     }
 
@@ -179,12 +191,12 @@ public final class TcpTransport implements Transport
         return enqueue(connection, buffer, offset, length);
     }
 
-    /**
-     * @return true if a connection to the member is up.
-     */
-    public boolean isConnected(final int memberId)
+    public boolean isConnected(final int endpoint)
     {
-        return null != memberConnections[memberId] && memberConnections[memberId].connected;
+        final Connection c = endpoint < CLIENT_ENDPOINT_BASE ?
+            (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
+            clientConnections.get(endpoint);
+        return null != c && c.connected;
     }
 
     public int flush(final long nowNs)
@@ -193,7 +205,7 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final Connection c = all.get(i);
-            if (c.connected && c.writeBuffer.position() > 0)
+            if (c.connected && null != c.writeBuffer && c.writeBuffer.position() > 0)
             {
                 c.writeBuffer.flip();
                 try
@@ -308,7 +320,7 @@ public final class TcpTransport implements Transport
 
     private void onConnected(final Connection c)
     {
-        c.connected = true;
+        c.markConnected();
         backoffNs[c.connectTo] = MIN_BACKOFF_NS;
         final HelloEncoder hello = new HelloEncoder()
             .wrapAndApplyHeader(helloBuffer, 0, new MessageHeaderEncoder())
@@ -335,7 +347,7 @@ public final class TcpTransport implements Transport
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final Connection c = new Connection(channel, -1);
-                c.connected = true;
+                c.markConnected();
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
                 all.add(c);
             }

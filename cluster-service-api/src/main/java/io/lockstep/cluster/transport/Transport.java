@@ -47,6 +47,11 @@ public interface Transport extends AutoCloseable
     boolean send(int endpoint, DirectBuffer buffer, int offset, int length);
 
     /**
+     * @return true while a connection to the endpoint is up (as far as this side knows).
+     */
+    boolean isConnected(int endpoint);
+
+    /**
      * Write queued messages to the wire, as much as it takes without blocking.
      *
      * @return work done.
