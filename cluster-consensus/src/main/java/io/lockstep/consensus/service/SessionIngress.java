@@ -170,6 +170,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
                 {
                     onIngressApplied(session.id(), session.appliedSequence());
                 }
+                else if (container.sessionTable().wasClosed(keepAlive.sessionId()))
+                {
+                    sendEvent(endpoint, -1, keepAlive.sessionId(), SessionEventCode.CLOSED, -1);
+                }
             }
             case SessionCloseRequestDecoder.TEMPLATE_ID ->
             {

@@ -192,6 +192,14 @@ public final class SessionClient
         return State.CONNECTED == state;
     }
 
+    /**
+     * @return the member this client talks to now (the leader, once connected).
+     */
+    public int currentMember()
+    {
+        return memberIds[target];
+    }
+
     public boolean isClosed()
     {
         return State.CLOSED == state;

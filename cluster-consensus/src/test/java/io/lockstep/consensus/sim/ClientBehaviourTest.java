@@ -1,0 +1,335 @@
+package io.lockstep.consensus.sim;
+
+import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.Cluster;
+import io.lockstep.cluster.ClusterRole;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.CloseReason;
+import io.lockstep.cluster.SnapshotReader;
+import io.lockstep.cluster.SnapshotWriter;
+import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.MemoryElectionState;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.service.ServiceMember;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.NoOpIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * How a client session behaves: redirect to the leader, resume on a new leader, keepalives, timeout in the cluster,
+ * and the explicit event when egress it missed is no longer buffered. Three members and up to two clients on the
+ * simulated network, no random faults.
+ */
+class ClientBehaviourTest
+{
+    private static final long SESSION_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(300);
+    private static final int EGRESS_BUFFER = 4096;
+
+    @BeforeAll
+    static void quietLogs()
+    {
+        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+    }
+
+    /** Echoes; a message "flood" sends 100 egress messages to every session. Records closes with their reason. */
+    static final class FloodService implements ClusteredService
+    {
+        final List<String> closes = new ArrayList<>();
+        final List<Long> applied = new ArrayList<>();
+        Cluster cluster;
+
+        public void onStart(final Cluster cluster, final SnapshotReader snapshot)
+        {
+            this.cluster = cluster;
+        }
+
+        public void onSessionOpen(final ClientSession session, final long timestamp)
+        {
+        }
+
+        public void onSessionClose(final ClientSession session, final long timestamp, final CloseReason reason)
+        {
+            closes.add(session.id() + " " + reason);
+        }
+
+        public void onSessionMessage(
+            final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
+        {
+            applied.add(buffer.getLong(offset));
+            if (buffer.getLong(offset) == -1)
+            {
+                final UnsafeBuffer filler = new UnsafeBuffer(new byte[100]);
+                for (int i = 0; i < 100; i++)
+                {
+                    cluster.forEachClientSession(s -> s.offer(filler, 0, 100));
+                }
+            }
+            else
+            {
+                session.offer(buffer, offset, length);
+            }
+        }
+
+        public void onTimerEvent(final long correlationId, final long timestamp)
+        {
+        }
+
+        public void onTakeSnapshot(final SnapshotWriter writer)
+        {
+        }
+
+        public void onRoleChange(final ClusterRole newRole)
+        {
+        }
+
+        public void onTerminate(final Cluster cluster)
+        {
+        }
+    }
+
+    private static final class Recorder implements SessionClient.Listener
+    {
+        final List<Long> egress = new ArrayList<>();
+        int gaps;
+        boolean closed;
+
+        public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+            final int length)
+        {
+            egress.add(sequence);
+        }
+
+        public void onEgressGap(final long sessionId, final long fromSequence)
+        {
+            gaps++;
+        }
+
+        public void onClosed(final long sessionId)
+        {
+            closed = true;
+        }
+    }
+
+    private final Random random = new Random(3);
+    private final List<Member> members = List.of(
+        new Member(0, "sim", 0, true), new Member(1, "sim", 0, true), new Member(2, "sim", 0, true));
+    private final SimLog[] logs = { new SimLog(64 * 1024), new SimLog(64 * 1024), new SimLog(64 * 1024) };
+    private final MemoryElectionState[] states =
+        { new MemoryElectionState(), new MemoryElectionState(), new MemoryElectionState() };
+    private final ServiceMember[] running = new ServiceMember[3];
+    private final FloodService[] services = new FloodService[3];
+    private final SimNetwork network = new SimNetwork(random,
+        new int[]{ 0, 1, 2, Transport.CLIENT_ENDPOINT_BASE, Transport.CLIENT_ENDPOINT_BASE + 1 },
+        TimeUnit.MICROSECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+    private final Recorder recorderA = new Recorder();
+    private final Recorder recorderB = new Recorder();
+    private final SessionClient clientA = client(0, recorderA);
+    private final SessionClient clientB = client(1, recorderB);
+    private boolean clientAAway;
+    private long nowNs = TimeUnit.SECONDS.toNanos(1);
+
+    ClientBehaviourTest()
+    {
+        network.now(nowNs);
+        for (int i = 0; i < 3; i++)
+        {
+            start(i);
+        }
+    }
+
+    @Test
+    void aClientAskingAFollowerIsRedirectedToTheLeader()
+    {
+        clientAAway = true;
+        runUntil(() -> leader() >= 0 && clientB.isConnected(), "a leader");
+        final int leader = leader();
+        final int follower = (leader + 1) % 3;
+        final Recorder recorder = new Recorder();
+        // This client asks the follower first (clientA's endpoint, which has not spoken yet).
+        final SessionClient client = new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE),
+            new int[]{ follower, (follower + 1) % 3, (follower + 2) % 3 }, recorder, TimeUnit.MILLISECONDS.toNanos(50),
+            TimeUnit.MILLISECONDS.toNanos(150), 64);
+        assertEquals(follower, client.currentMember());
+        for (int s = 0; s < 100_000 && !client.isConnected(); s++)
+        {
+            step();
+            client.doWork(nowNs);
+        }
+        assertTrue(client.isConnected(), "session open");
+        assertEquals(leader, client.currentMember(), "redirected to the leader");
+        offer(client, 1);
+        for (int s = 0; s < 100_000 && client.ackedSequence() < 0; s++)
+        {
+            step();
+            client.doWork(nowNs);
+        }
+        assertEquals(List.of(0L), recorder.egress, "its echo arrived");
+    }
+
+    @Test
+    void theSessionResumesOnANewLeaderWithNothingLostOrRepeated()
+    {
+        runUntil(clientA::isConnected, "session open");
+        final long sessionId = clientA.sessionId();
+        for (int i = 0; i < 10; i++)
+        {
+            offer(clientA, i);
+        }
+        runUntil(() -> clientA.ackedSequence() == 9, "first ten acknowledged");
+        final int oldLeader = leader();
+        crash(oldLeader);
+        for (int i = 10; i < 20; i++)
+        {
+            offer(clientA, i);
+        }
+        runUntil(() -> clientA.ackedSequence() == 19 && leader() >= 0 && leader() != oldLeader, "all twenty, new leader");
+        assertEquals(sessionId, clientA.sessionId(), "the same session");
+        final List<Long> expected = new ArrayList<>();
+        for (long i = 0; i < 20; i++)
+        {
+            expected.add(i);
+        }
+        assertEquals(expected, services[leader()].applied, "each applied once, in order, on the new leader");
+        assertEquals(expected, recorderA.egress, "each echo once, in order");
+    }
+
+    @Test
+    void keepalivesHoldAnIdleSessionOpenAndSilenceClosesIt()
+    {
+        runUntil(clientA::isConnected, "session open");
+        final long sessionId = clientA.sessionId();
+        runFor(4 * SESSION_TIMEOUT_NS);
+        // A connect attempt the client abandoned (after a stale redirect) leaves an orphan session that times out:
+        // that is the point of timeouts. The clients' own sessions must not.
+        final List<String> closes = services[leader()].closes;
+        assertFalse(closes.contains(sessionId + " TIMEOUT"), "an idle client that keeps alive stays open: " + closes);
+        assertFalse(closes.contains(clientB.sessionId() + " TIMEOUT"), closes.toString());
+
+        clientAAway = true;
+        runUntil(() -> services[leader()].closes.contains(sessionId + " TIMEOUT"), "the silent session times out");
+        clientAAway = false;
+        runUntil(() -> recorderA.closed, "the returning client learns it is closed");
+        assertTrue(clientA.isClosed());
+    }
+
+    @Test
+    void egressMissedBeyondTheBufferIsReportedAsAGap()
+    {
+        runUntil(() -> clientA.isConnected() && clientB.isConnected(), "two sessions open");
+        clientAAway = true;
+        offer(clientB, -1);
+        runUntil(() -> recorderB.egress.size() >= 100, "the flood reached the client that was there");
+        runFor(TimeUnit.MILLISECONDS.toNanos(100));
+        // Away for less than the session timeout, but 10 KB of egress went by a 4 KB buffer.
+        network.partition(Transport.CLIENT_ENDPOINT_BASE, 1);
+        network.healAll();
+        clientAAway = false;
+        // Its next echo comes with a sequence far beyond the last it saw: it resumes, and the leader says what is
+        // gone for good.
+        offer(clientA, 7);
+        runUntil(() -> recorderA.gaps > 0, "the gap is reported");
+        runUntil(() -> clientA.ackedSequence() == 0, "the session carries on after the gap");
+        assertFalse(recorderA.closed);
+        assertEquals(0, recorderB.gaps, "the client that was there saw no gap");
+    }
+
+    private SessionClient client(final int index, final Recorder recorder)
+    {
+        return new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE + index), new int[]{ 0, 1, 2 },
+            recorder, TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(150), 64);
+    }
+
+    private void start(final int i)
+    {
+        network.setUp(i, true);
+        final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
+            SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
+        final Transport transport = network.transportFor(i);
+        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, transport, logs[i], states[i],
+            new Random(random.nextLong()));
+        services[i] = new FloodService();
+        running[i] = new ServiceMember(consensus, transport, logs[i], services[i], SESSION_TIMEOUT_NS, 16,
+            EGRESS_BUFFER, 16, new NoOpIdleStrategy());
+    }
+
+    private void crash(final int i)
+    {
+        running[i] = null;
+        network.setUp(i, false);
+        logs[i] = logs[i].afterCrash(random);
+    }
+
+    private int leader()
+    {
+        for (int i = 0; i < 3; i++)
+        {
+            if (null != running[i] && Role.LEADER == running[i].consensus().role())
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private void offer(final SessionClient client, final long value)
+    {
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[8]);
+        payload.putLong(0, value);
+        assertTrue(client.offer(payload, 0, 8) >= 0);
+    }
+
+    private void step()
+    {
+        nowNs += random.nextInt(500) * 1_000L;
+        network.now(nowNs);
+        for (final ServiceMember member : running)
+        {
+            if (null != member)
+            {
+                member.doWork();
+            }
+        }
+        if (!clientAAway)
+        {
+            clientA.doWork(nowNs);
+        }
+        clientB.doWork(nowNs);
+    }
+
+    private void runUntil(final BooleanSupplier condition, final String what)
+    {
+        for (int s = 0; s < 100_000 && !condition.getAsBoolean(); s++)
+        {
+            step();
+        }
+        assertTrue(condition.getAsBoolean(), "not reached: " + what);
+    }
+
+    private void runFor(final long durationNs)
+    {
+        final long end = nowNs + durationNs;
+        while (nowNs < end)
+        {
+            step();
+        }
+    }
+}
