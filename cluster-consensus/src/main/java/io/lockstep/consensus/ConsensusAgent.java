@@ -36,7 +36,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 public final class ConsensusAgent implements Agent
 {
     private static final System.Logger LOGGER = System.getLogger(ConsensusAgent.class.getName());
-    private static final int NEW_TERM_PAYLOAD_LENGTH = 24;
+    private static final int NEW_TERM_PAYLOAD_LENGTH = 64;
 
     private final ConsensusConfig config;
     private final int memberId;
@@ -54,6 +54,10 @@ public final class ConsensusAgent implements Agent
     private final boolean voting;
     private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
     private final PendingAppends pendingAppends;
+    private final io.lockstep.consensus.log.NewLeadershipTermEncoder newTermEntry =
+        new io.lockstep.consensus.log.NewLeadershipTermEncoder();
+    private final io.lockstep.consensus.log.MessageHeaderEncoder entryHeader =
+        new io.lockstep.consensus.log.MessageHeaderEncoder();
 
     private Role role = Role.FOLLOWER;
     private long term;
@@ -343,10 +347,10 @@ public final class ConsensusAgent implements Agent
         leaderId = memberId;
         transferTarget = -1;
         log.flush();
-        entryScratch.putInt(0, memberId, LITTLE_ENDIAN);
-        entryScratch.putLong(8, term, LITTLE_ENDIAN);
-        entryScratch.putLong(16, nowNs, LITTLE_ENDIAN);
-        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0, NEW_TERM_PAYLOAD_LENGTH);
+        final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
+            .timestamp(nowNs).term(term).leaderId(memberId).encodedLength();
+        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
+            io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
         for (final PeerState peer : peers)
         {
             // Optimistic: assume followers hold what the leader held before this term; a rejection corrects it.

@@ -6,9 +6,13 @@ package io.lockstep.consensus;
  */
 public final class LogEntryType
 {
-    /** First entry of every term: leader id, term, leader's clock. Gives each term an entry to commit (Raft §8). */
-    public static final int NEW_LEADERSHIP_TERM = 1;
-    /** An entry a driver appended through the leader. */
+    /**
+     * First entry of every term (SBE {@code NewLeadershipTerm} of log-entries.xml: leader's clock, term, leader id).
+     * Gives each term an entry to commit (Raft §8). Session and service entries use their log-entries template id as
+     * their frame type.
+     */
+    public static final int NEW_LEADERSHIP_TERM = io.lockstep.consensus.log.NewLeadershipTermEncoder.TEMPLATE_ID;
+    /** An entry a driver appended through the leader (tool append): opaque bytes, nothing for services. */
     public static final int CLIENT_APPEND = 2;
 
     private LogEntryType()

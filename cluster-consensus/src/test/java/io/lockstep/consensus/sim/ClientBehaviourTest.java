@@ -54,6 +54,7 @@ class ClientBehaviourTest
     {
         final List<String> closes = new ArrayList<>();
         final List<Long> applied = new ArrayList<>();
+        final List<String> timers = new ArrayList<>();
         Cluster cluster;
 
         public void onStart(final Cluster cluster, final SnapshotReader snapshot)
@@ -75,7 +76,11 @@ class ClientBehaviourTest
             final int length)
         {
             applied.add(buffer.getLong(offset));
-            if (buffer.getLong(offset) == -1)
+            if (buffer.getLong(offset) == -2)
+            {
+                cluster.scheduleTimer(99, timestamp + TimeUnit.MILLISECONDS.toNanos(50));
+            }
+            else if (buffer.getLong(offset) == -1)
             {
                 final UnsafeBuffer filler = new UnsafeBuffer(new byte[100]);
                 for (int i = 0; i < 100; i++)
@@ -91,6 +96,7 @@ class ClientBehaviourTest
 
         public void onTimerEvent(final long correlationId, final long timestamp)
         {
+            timers.add(correlationId + " at " + cluster.logPosition());
         }
 
         public void onTakeSnapshot(final SnapshotWriter writer)
@@ -250,6 +256,31 @@ class ClientBehaviourTest
         runUntil(() -> clientA.ackedSequence() == 0, "the session carries on after the gap");
         assertFalse(recorderA.closed);
         assertEquals(0, recorderB.gaps, "the client that was there saw no gap");
+    }
+
+    @Test
+    void aTimerFiresOnceAsALogEntryAtTheSamePositionOnEveryMember()
+    {
+        runUntil(clientA::isConnected, "session open");
+        offer(clientA, -2);
+        runUntil(() -> services[0].timers.size() == 1 && services[1].timers.size() == 1 &&
+            services[2].timers.size() == 1, "the timer fired on every member");
+        runFor(TimeUnit.MILLISECONDS.toNanos(200));
+        assertEquals(services[0].timers, services[1].timers, "same position");
+        assertEquals(services[0].timers, services[2].timers, "same position");
+        assertEquals(1, services[0].timers.size(), "once");
+    }
+
+    @Test
+    void anOversizedMessageGetsAnErrorAndClosesOnlyThatSession()
+    {
+        runUntil(() -> clientA.isConnected() && clientB.isConnected(), "two sessions open");
+        final long sessionId = clientA.sessionId();
+        assertTrue(clientA.offer(new UnsafeBuffer(new byte[3000]), 0, 3000) >= 0);
+        runUntil(() -> recorderA.closed, "the sender is told");
+        assertTrue(services[leader()].closes.contains(sessionId + " ERROR"), services[leader()].closes.toString());
+        offer(clientB, 5);
+        runUntil(() -> clientB.ackedSequence() == 0, "the cluster carries on for others");
     }
 
     private SessionClient client(final int index, final Recorder recorder)
