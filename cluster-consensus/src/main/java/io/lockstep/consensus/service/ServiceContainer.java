@@ -58,8 +58,6 @@ public final class ServiceContainer implements Cluster
         /** The service asked to close a session: the leader appends a session-close entry. */
         void onCloseRequested(long sessionId);
 
-        /** The service offered a message into the log: the leader appends a service-message entry. */
-        long onServiceMessage(DirectBuffer buffer, int offset, int length);
     }
 
     private final class Session implements ClientSession
@@ -103,6 +101,7 @@ public final class ServiceContainer implements Cluster
     private final RaftLog log;
     private final SessionTable sessions;
     private final TimerTable timers;
+    private final ServiceMessageQueue serviceMessages = new ServiceMessageQueue(1024);
     private final Outbox outbox;
     private final IdleStrategy idleStrategy;
     private final org.agrona.collections.Long2ObjectHashMap<Session> clientSessions =
@@ -214,12 +213,17 @@ public final class ServiceContainer implements Cluster
         return timers;
     }
 
+    public ServiceMessageQueue serviceMessages()
+    {
+        return serviceMessages;
+    }
+
     /**
      * @return a hash of the container's replicated state (sessions and timers; the service hashes its own).
      */
     public long stateHash()
     {
-        return sessions.stateHash() * 31 + timers.stateHash();
+        return (sessions.stateHash() * 31 + timers.stateHash()) * 31 + serviceMessages.stateHash();
     }
 
     // ---------------------------------------------------------------------------------------------- Cluster
@@ -279,7 +283,8 @@ public final class ServiceContainer implements Cluster
 
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
-        return outbox.onServiceMessage(buffer, offset, length);
+        final long id = serviceMessages.offer(buffer, offset, length);
+        return id < 0 ? ClientSession.BACK_PRESSURED : id;
     }
 
     public IdleStrategy idleStrategy()
@@ -415,6 +420,10 @@ public final class ServiceContainer implements Cluster
     {
         serviceMessage.wrap(buffer, body, header.blockLength(), header.version());
         entryTimestamp = serviceMessage.timestamp();
+        if (!serviceMessages.apply(serviceMessage.messageId()))
+        {
+            return;
+        }
         final int payloadLength = serviceMessage.payloadLength();
         final int payloadOffset = serviceMessage.limit() + ServiceMessageDecoder.payloadHeaderLength();
         service.onSessionMessage(null, entryTimestamp, buffer, payloadOffset, payloadLength);

@@ -68,6 +68,9 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private final ServiceMessageEncoder serviceMessage = new ServiceMessageEncoder();
     private final TimerTable.DueTimerHandler fireTimer = this::fireTimer;
     private boolean wasLeader;
+    /** Service messages with ids below this are appended in this term (leader-local; a new leader starts over). */
+    private long serviceAppendedUpTo;
+    private final ServiceMessageQueue.MessageVisitor appendServiceMessage = this::appendServiceMessage;
 
     /**
      * @param consensus        this member's consensus agent (role, leader, appends, clock).
@@ -108,6 +111,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             closing.clear();
             firing.clear();
             lastHeardNs.clear();
+            serviceAppendedUpTo = 0;
             if (leader)
             {
                 for (final SessionTable.Session s : container.sessionTable().sessions())
@@ -121,6 +125,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             return 0;
         }
         final int before = firing.size() + closing.size();
+        final long appendedBefore = serviceAppendedUpTo;
+        // Whatever the service offered and no entry carries yet in this term, oldest first; a duplicate of an entry
+        // an earlier leader appended is ignored when applied.
+        serviceAppendedUpTo = Math.max(serviceAppendedUpTo, container.serviceMessages().headId());
+        container.serviceMessages().forEachFrom(serviceAppendedUpTo, appendServiceMessage);
         container.timerTable().forEachDue(consensus.nowNs(), fireTimer);
         for (final SessionTable.Session s : container.sessionTable().sessions())
         {
@@ -134,7 +143,19 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
                 appendClose(s.id(), io.lockstep.consensus.log.CloseReason.TIMEOUT);
             }
         }
-        return firing.size() + closing.size() - before;
+        return firing.size() + closing.size() - before + (int)(serviceAppendedUpTo - appendedBefore);
+    }
+
+    private boolean appendServiceMessage(final long id, final byte[] payload)
+    {
+        final int length = serviceMessage.wrapAndApplyHeader(entry, 0, entryHeader)
+            .timestamp(consensus.nowNs()).messageId(id).putPayload(payload, 0, payload.length).encodedLength();
+        if (append(ServiceMessageEncoder.TEMPLATE_ID, length) < 0)
+        {
+            return false;
+        }
+        serviceAppendedUpTo = id + 1;
+        return true;
     }
 
     // ------------------------------------------------------------------------------------------ client messages
@@ -302,17 +323,6 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         {
             appendClose(sessionId, io.lockstep.consensus.log.CloseReason.SERVICE_ACTION);
         }
-    }
-
-    public long onServiceMessage(final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (Role.LEADER != consensus.role())
-        {
-            return 0;
-        }
-        final int entryLength = serviceMessage.wrapAndApplyHeader(entry, 0, entryHeader)
-            .timestamp(consensus.nowNs()).putPayload(buffer, offset, length).encodedLength();
-        return append(ServiceMessageEncoder.TEMPLATE_ID, entryLength);
     }
 
     // -------------------------------------------------------------------------------------------- helpers

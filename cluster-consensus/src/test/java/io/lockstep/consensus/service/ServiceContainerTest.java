@@ -118,11 +118,6 @@ class ServiceContainerTest
         {
             sent.add("close requested " + sessionId);
         }
-
-        public long onServiceMessage(final DirectBuffer buffer, final int offset, final int length)
-        {
-            return 0;
-        }
     }
 
     @Test

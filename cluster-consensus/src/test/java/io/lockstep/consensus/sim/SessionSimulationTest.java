@@ -53,10 +53,15 @@ class SessionSimulationTest
     static final class LedgerService implements ClusteredService
     {
         final Long2LongHashMap lastBySession = new Long2LongHashMap(-1);
+        final UnsafeBuffer offer = new UnsafeBuffer(new byte[16]);
         long hash = 17;
+        long serviceOffered;
+        long serviceDelivered;
+        Cluster cluster;
 
         public void onStart(final Cluster cluster, final SnapshotReader snapshot)
         {
+            this.cluster = cluster;
         }
 
         public void onSessionOpen(final ClientSession session, final long timestamp)
@@ -72,6 +77,18 @@ class SessionSimulationTest
             final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
             final int length)
         {
+            if (null == session)
+            {
+                // A service message: delivered exactly once, in the order offered, whatever leader appended it.
+                final long number = buffer.getLong(offset);
+                if (number != serviceDelivered)
+                {
+                    throw new AssertionError("service message " + number + " delivered, expected " + serviceDelivered);
+                }
+                serviceDelivered++;
+                hash = hash * 31 + number;
+                return;
+            }
             final long sequence = buffer.getLong(offset + 8);
             final long last = lastBySession.get(session.id());
             if (sequence != last + 1)
@@ -81,6 +98,14 @@ class SessionSimulationTest
             lastBySession.put(session.id(), sequence);
             hash = (hash * 31 + session.id()) * 31 + sequence;
             session.offer(buffer, offset, length);
+            if (sequence % 10 == 0)
+            {
+                offer.putLong(0, serviceOffered);
+                if (cluster.offer(offer, 0, 8) >= 0)
+                {
+                    serviceOffered++;
+                }
+            }
         }
 
         public void onTimerEvent(final long correlationId, final long timestamp)
@@ -268,7 +293,7 @@ class SessionSimulationTest
             for (int i = 0; i < MEMBERS; i++)
             {
                 final long p = running[i].container().appliedPosition();
-                if (position >= 0 && p != position)
+                if ((position >= 0 && p != position) || services[i].serviceDelivered != services[i].serviceOffered)
                 {
                     return false;
                 }
@@ -298,7 +323,7 @@ class SessionSimulationTest
             }
         }
         System.out.println("session simulation: " + seeds + " seeds, " + messages + " client messages applied " +
-            "exactly once on every member");
+            "exactly once on every member, service messages too");
     }
 
     private static long runOne(final long seed)
@@ -327,6 +352,11 @@ class SessionSimulationTest
             run.step(false, false);
         }
         long total = 0;
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            assertEquals(run.services[0].serviceOffered, run.services[i].serviceDelivered,
+                "seed " + seed + ": member " + i + " delivered every service message once");
+        }
         for (int c = 0; c < CLIENTS; c++)
         {
             final long sessionId = run.clients[c].sessionId();
