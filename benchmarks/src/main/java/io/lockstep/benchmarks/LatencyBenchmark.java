@@ -1,0 +1,251 @@
+package io.lockstep.benchmarks;
+
+import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.consensus.LocalCluster;
+import io.lockstep.examples.EchoService;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogWriter;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Round-trip latency at fixed rates: three member processes on loopback running the echo service, this process as
+ * the client. Open loop: message i is due at start + i / rate, and its latency is measured from that intended time
+ * (so a stall delays every message behind it, as a real client would see: coordinated omission corrected).
+ * Prints percentiles, the achieved rate, CPU% and RSS of each process, and the loopback floor (two TCP round trips,
+ * measured here); saves each run's histogram as an .hdr log. Every result is also one key=value line.
+ * <p>
+ * {@code LatencyBenchmark [--rates 1000,10000] [--seconds 10] [--warmup 3] [--size 288] [--durability none|batch]
+ * [--out DIR]}
+ */
+public final class LatencyBenchmark
+{
+    private final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    private long received;
+    private boolean measuring;
+
+    private LatencyBenchmark()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        String rates = "1000,10000";
+        int seconds = 10;
+        int warmup = 3;
+        int size = 288;
+        String durability = "none";
+        Path out = Path.of("target", "bench");
+        for (int i = 0; i + 1 < args.length; i += 2)
+        {
+            switch (args[i])
+            {
+                case "--rates" -> rates = args[i + 1];
+                case "--seconds", "--duration" -> seconds = Integer.parseInt(args[i + 1]);
+                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
+                case "--size" -> size = Integer.parseInt(args[i + 1]);
+                case "--durability" -> durability = args[i + 1];
+                case "--out" -> out = Path.of(args[i + 1]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        if (size < 16)
+        {
+            throw new IllegalArgumentException("--size must be at least 16");
+        }
+        Files.createDirectories(out);
+        final double floorUs = loopbackFloorUs(size);
+        System.out.printf(Locale.ROOT, "loopback floor (two TCP round trips of %d bytes, p50): %.1f us%n", size, floorUs);
+        System.out.printf(Locale.ROOT, "loopback mode=floor size=%d p50_us=%.1f%n", size, floorUs);
+
+        final Path root = Files.createTempDirectory("lockstep-latency");
+        try (LocalCluster cluster = new LocalCluster(root, 3, durability, 64 * 1024 * 1024, EchoService.class.getName()))
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                cluster.start(i);
+            }
+            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, backoff idle), " +
+                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", durability, size, warmup, seconds);
+            for (final String rate : rates.split(","))
+            {
+                new LatencyBenchmark().run(cluster, Integer.parseInt(rate.trim()), size, warmup, seconds, out);
+            }
+        }
+        finally
+        {
+            try (Stream<Path> paths = Files.walk(root))
+            {
+                for (final Path p : paths.sorted(Comparator.reverseOrder()).toList())
+                {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    private void run(final LocalCluster cluster, final int rate, final int size, final int warmupS, final int seconds,
+        final Path out) throws Exception
+    {
+        final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
+        try (ClusterClient client = ClusterClient.connect(cluster.members(), this::onEcho))
+        {
+            if (!client.awaitConnected(20_000))
+            {
+                throw new IllegalStateException("no session within 20 s");
+            }
+            final long intervalNs = TimeUnit.SECONDS.toNanos(1) / rate;
+            final long start = System.nanoTime();
+            final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
+            final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
+            final double[] cpuBefore = new double[4];
+            long sent = 0;
+            long sentMeasured = 0;
+            long receivedAtMeasure = 0;
+            long index = 0;
+            while (true)
+            {
+                final long now = System.nanoTime();
+                if (!measuring && now >= measureFrom)
+                {
+                    measuring = true;
+                    histogram.reset();
+                    receivedAtMeasure = received;
+                    for (int i = 0; i < 3; i++)
+                    {
+                        cpuBefore[i] = ProcessStats.cpuSeconds(cluster.pid(i));
+                    }
+                    cpuBefore[3] = ProcessStats.cpuSeconds(ProcessHandle.current().pid());
+                }
+                if (now >= end)
+                {
+                    break;
+                }
+                final long due = start + index * intervalNs;
+                if (now >= due)
+                {
+                    message.putLong(0, due);
+                    if (client.offer(message, 0, size) >= 0)
+                    {
+                        index++;
+                        sent++;
+                        sentMeasured += measuring ? 1 : 0;
+                    }
+                }
+                // Rest when idle and the next message is not due soon: on two cores a spinning client would take the
+                // members' CPU. parkNanos wakes ~50-60 us late here, so only when the next one is further off.
+                if (0 == client.poll() && start + index * intervalNs - System.nanoTime() > 100_000)
+                {
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                }
+            }
+            final double elapsedS = (System.nanoTime() - measureFrom) / 1e9;
+            final long receivedMeasured = received - receivedAtMeasure;
+            final StringBuilder processes = new StringBuilder();
+            double totalCpu = 0;
+            double maxRss = 0;
+            for (int i = 0; i < 4; i++)
+            {
+                final long pid = i < 3 ? cluster.pid(i) : ProcessHandle.current().pid();
+                final double cpuPct = 100 * (ProcessStats.cpuSeconds(pid) - cpuBefore[i]) / elapsedS;
+                final double rss = ProcessStats.rssMiB(pid);
+                totalCpu += cpuPct;
+                maxRss = i < 3 ? Math.max(maxRss, rss) : maxRss;
+                processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_rss_mb=%.0f",
+                    i < 3 ? "member" + i : "client", cpuPct, i < 3 ? "member" + i : "client", rss));
+            }
+            final Path hdr = out.resolve("lockstep-latency-" + rate + ".hdr");
+            try (java.io.PrintStream log = new java.io.PrintStream(new File(hdr.toString())))
+            {
+                new HistogramLogWriter(log).outputIntervalHistogram(histogram);
+            }
+            System.out.printf(Locale.ROOT, "rate=%d: p50=%.0f p90=%.0f p99=%.0f p99.9=%.0f p99.99=%.0f max=%.0f us, " +
+                "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB%n", rate, us(0.5), us(0.9), us(0.99),
+                us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0, receivedMeasured / elapsedS, totalCpu, maxRss);
+            System.out.printf(Locale.ROOT, "lockstep mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
+                "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s hdr=%s%n", rate, size,
+                us(0.5), us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0,
+                receivedMeasured / elapsedS, sentMeasured, totalCpu, processes, hdr);
+        }
+    }
+
+    private double us(final double quantile)
+    {
+        return histogram.getValueAtPercentile(quantile * 100) / 1000.0;
+    }
+
+    private void onEcho(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        received++;
+        if (measuring)
+        {
+            histogram.recordValue(Math.max(0, System.nanoTime() - buffer.getLong(offset)));
+        }
+    }
+
+    /**
+     * Two TCP round trips on loopback: the least a client-to-leader-to-follower-and-back exchange can take here.
+     */
+    private static double loopbackFloorUs(final int size) throws Exception
+    {
+        final Histogram rtt = new Histogram(TimeUnit.SECONDS.toNanos(1), 3);
+        try (ServerSocket server = new ServerSocket(0))
+        {
+            final Thread echo = new Thread(() ->
+            {
+                try (Socket s = server.accept())
+                {
+                    s.setTcpNoDelay(true);
+                    final DataInputStream in = new DataInputStream(s.getInputStream());
+                    final DataOutputStream o = new DataOutputStream(s.getOutputStream());
+                    final byte[] b = new byte[size];
+                    while (true)
+                    {
+                        in.readFully(b);
+                        o.write(b);
+                        o.flush();
+                    }
+                }
+                catch (final Exception ignore)
+                {
+                    // The client closed.
+                }
+            }, "loopback-echo");
+            echo.setDaemon(true);
+            echo.start();
+            try (Socket s = new Socket("127.0.0.1", server.getLocalPort()))
+            {
+                s.setTcpNoDelay(true);
+                final DataInputStream in = new DataInputStream(s.getInputStream());
+                final DataOutputStream o = new DataOutputStream(s.getOutputStream());
+                final byte[] b = new byte[size];
+                for (int i = 0; i < 20_000; i++)
+                {
+                    final long t0 = System.nanoTime();
+                    o.write(b);
+                    o.flush();
+                    in.readFully(b);
+                    if (i >= 5_000)
+                    {
+                        rtt.recordValue(System.nanoTime() - t0);
+                    }
+                }
+            }
+        }
+        return 2 * rtt.getValueAtPercentile(50) / 1000.0;
+    }
+}
