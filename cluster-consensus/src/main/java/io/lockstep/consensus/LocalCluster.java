@@ -109,14 +109,23 @@ public final class LocalCluster implements AutoCloseable
      */
     public void start(final int i) throws IOException, InterruptedException
     {
-        final List<String> command = List.of(
+        final List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m",
             "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-            "-cp", System.getProperty("java.class.path"),
-            ClusterNode.class.getName(), "--config", config(i).toString());
+            "--add-opens", "java.base/java.nio=ALL-UNNAMED"));
+        // Extra options for member JVMs (profiling, GC settings): -Dlockstep.member.jvmArgs="..." with {id} for the id.
+        final String extra = System.getProperty("lockstep.member.jvmArgs", "").trim();
+        if (!extra.isEmpty())
+        {
+            for (final String arg : extra.split("\\s+"))
+            {
+                command.add(arg.replace("{id}", Integer.toString(i)));
+            }
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+            ClusterNode.class.getName(), "--config", config(i).toString()));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes[i] = process;
         final CountDownLatch ready = new CountDownLatch(1);
@@ -189,15 +198,27 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * Kill every member still running.
+     * Stop every member still running: SIGTERM (a clean shutdown, which flushes the log and writes any profiling
+     * recording), then SIGKILL for any still alive after 5 s.
      */
     public void close()
     {
         try
         {
+            for (final Process process : processes)
+            {
+                if (null != process)
+                {
+                    process.destroy();
+                }
+            }
             for (int i = 0; i < count; i++)
             {
-                kill(i);
+                if (null != processes[i] && !processes[i].waitFor(5, TimeUnit.SECONDS))
+                {
+                    processes[i].destroyForcibly();
+                }
+                processes[i] = null;
             }
         }
         catch (final InterruptedException ex)
