@@ -7,7 +7,7 @@ import java.nio.file.Path;
 /**
  * CPU time and resident memory of a process, from /proc (Linux).
  */
-final class ProcessStats
+public final class ProcessStats
 {
     /** Clock ticks per second of /proc/PID/stat times; 100 on Linux x86-64. */
     private static final double TICKS_PER_SECOND = 100.0;
@@ -19,7 +19,7 @@ final class ProcessStats
     /**
      * @return user plus system CPU seconds used so far, or -1 if unreadable.
      */
-    static double cpuSeconds(final long pid)
+    public static double cpuSeconds(final long pid)
     {
         try
         {
@@ -37,7 +37,7 @@ final class ProcessStats
     /**
      * @return resident set size in MiB, or -1 if unreadable.
      */
-    static double rssMiB(final long pid)
+    public static double rssMiB(final long pid)
     {
         try
         {
