@@ -1,0 +1,50 @@
+package io.lockstep.itests;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A seconds-long run of {@code bin/lockstep bench compare}, so the benchmarks cannot rot: both systems must start,
+ * carry the offered rate, and print their result lines and the table. Figures are not judged here.
+ */
+class BenchmarkSmokeIT
+{
+    @Test
+    void compareRunsBothSystemsAndPrintsTheTable() throws Exception
+    {
+        final Path root = Path.of(System.getProperty("user.dir")).getParent();
+        final ProcessBuilder builder = new ProcessBuilder("bash", root.resolve("bin/lockstep").toString(), "bench",
+            "compare", "--rates", "500", "--seconds", "1", "--warmup", "1", "--out", "target/bench-smoke")
+            .redirectErrorStream(true);
+        // The surrounding Maven build has built the jars; a nested build would race it.
+        builder.environment().put("LOCKSTEP_NO_BUILD", "1");
+        final Process process = builder.start();
+        final String output;
+        try (InputStreamReader reader = new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))
+        {
+            final StringBuilder sb = new StringBuilder();
+            final char[] chunk = new char[4096];
+            int n;
+            while ((n = reader.read(chunk)) > 0)
+            {
+                sb.append(chunk, 0, n);
+            }
+            output = sb.toString();
+        }
+        assertTrue(process.waitFor(5, TimeUnit.MINUTES), "bench compare finished");
+        assertEquals(0, process.exitValue(), output);
+        assertTrue(output.contains("lockstep mode=latency rate=500"), output);
+        assertTrue(output.contains("aeron mode=latency rate=500"), output);
+        assertTrue(output.contains("compare mode=latency rate=500"), output);
+        assertTrue(output.contains("lockstep mode=throughput") && output.contains("aeron mode=throughput"), output);
+        assertTrue(output.matches("(?s).*lockstep mode=latency rate=500 .*achieved=(4\\d\\d|5\\d\\d) .*"),
+            "lockstep carried the offered rate:\n" + output);
+    }
+}
