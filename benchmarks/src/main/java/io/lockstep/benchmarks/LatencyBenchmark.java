@@ -167,14 +167,25 @@ public final class LatencyBenchmark
                 processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_rss_mb=%.0f",
                     i < 3 ? "member" + i : "client", cpuPct, i < 3 ? "member" + i : "client", rss));
             }
+            // Leader changes during the run: each election is an outage of up to the election timeout.
+            long term = -1;
+            try (io.lockstep.consensus.AdminClient admin = new io.lockstep.consensus.AdminClient(cluster.members()))
+            {
+                for (final io.lockstep.consensus.AdminClient.Status s : admin.status(1000).values())
+                {
+                    term = Math.max(term, s.term());
+                }
+            }
+            processes.append(" term=").append(term).append(" client_gap_resumes=").append(client.gapResumes());
             final Path hdr = out.resolve("lockstep-latency-" + rate + ".hdr");
             try (java.io.PrintStream log = new java.io.PrintStream(new File(hdr.toString())))
             {
                 new HistogramLogWriter(log).outputIntervalHistogram(histogram);
             }
             System.out.printf(Locale.ROOT, "rate=%d: p50=%.0f p90=%.0f p99=%.0f p99.9=%.0f p99.99=%.0f max=%.0f us, " +
-                "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB%n", rate, us(0.5), us(0.9), us(0.99),
-                us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0, receivedMeasured / elapsedS, totalCpu, maxRss);
+                "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB, cluster term %d, client gap resumes %d%n", rate, us(0.5),
+                us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0, receivedMeasured / elapsedS,
+                totalCpu, maxRss, term, client.gapResumes());
             System.out.printf(Locale.ROOT, "lockstep mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
                 "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s hdr=%s%n", rate, size,
                 us(0.5), us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0,

@@ -152,6 +152,14 @@ public final class ClusterClient implements AutoCloseable
         return session.ackedSequence();
     }
 
+    /**
+     * @return how many times the session was resumed because egress arrived with a gap.
+     */
+    public long gapResumes()
+    {
+        return session.gapResumes();
+    }
+
     public void close()
     {
         transport.close();

@@ -81,6 +81,7 @@ public final class SessionClient
     private long lastHeardNs;
     private long nowNs;
     private long retryAtNs;
+    private long gapResumes;
 
     /**
      * @param transport           in client mode (connects to every member).
@@ -190,6 +191,14 @@ public final class SessionClient
     public boolean isConnected()
     {
         return State.CONNECTED == state;
+    }
+
+    /**
+     * @return how many times this client resumed its session because egress arrived with a gap.
+     */
+    public long gapResumes()
+    {
+        return gapResumes;
     }
 
     /**
@@ -363,6 +372,7 @@ public final class SessionClient
         {
             // Missed some (dropped under back pressure): resume, and the leader resends from its buffer.
             state = State.DISCONNECTED;
+            gapResumes++;
             return;
         }
         gapReported = false;
