@@ -73,6 +73,10 @@ public final class ArchiveLog implements AutoCloseable
     private long appendedPosition;
     private long durablePosition;
     private FileChannel channel;
+    /** The segment the background sync forces; written by the writer, read by the sync thread. */
+    private volatile FileChannel syncTarget;
+    private final Thread backgroundSync;
+    private volatile boolean running = true;
     private long channelBasePosition = -1;
     private boolean failed;
     private boolean closed;
@@ -97,6 +101,40 @@ public final class ArchiveLog implements AutoCloseable
         appendedPosition = report.endPosition();
         durablePosition = report.endPosition();
         publishedPosition.set(report.endPosition());
+        backgroundSync = DurabilityPolicy.NONE == durability && config.backgroundSyncIntervalMs() > 0 ?
+            startBackgroundSync(config.backgroundSyncIntervalMs() * 1_000_000L) : null;
+    }
+
+    /**
+     * The one thread archive-log starts, and only under NONE (see
+     * {@link ArchiveLogConfig#backgroundSyncIntervalMs}): it forces the current segment at an interval so the
+     * writer's write() never meets a burst of write-back. It is storage I/O outside the consensus core, which stays
+     * single-threaded and deterministic; the simulation's log has no such thread.
+     */
+    private Thread startBackgroundSync(final long intervalNs)
+    {
+        final Thread t = new Thread(() ->
+        {
+            while (running)
+            {
+                final FileChannel target = syncTarget;
+                if (null != target)
+                {
+                    try
+                    {
+                        target.force(false);
+                    }
+                    catch (final IOException | RuntimeException ex)
+                    {
+                        // Closed on a segment rollover or at shutdown; the next segment is picked up next time.
+                    }
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(intervalNs);
+            }
+        }, "log-background-sync-" + directory.getFileName());
+        t.setDaemon(true);
+        t.start();
+        return t;
     }
 
     /**
@@ -589,6 +627,20 @@ public final class ArchiveLog implements AutoCloseable
         finally
         {
             closed = true;
+            running = false;
+            if (null != backgroundSync)
+            {
+                java.util.concurrent.locks.LockSupport.unpark(backgroundSync);
+                try
+                {
+                    backgroundSync.join(1000);
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            syncTarget = null;
             closeChannel();
         }
     }
@@ -673,6 +725,7 @@ public final class ArchiveLog implements AutoCloseable
             SegmentFiles.openForWrite(file) :
             SegmentFiles.create(directory, basePosition, segmentLength, DurabilityPolicy.BATCH == durability);
         channelBasePosition = basePosition;
+        syncTarget = channel;
     }
 
     private void forceChannel()

@@ -166,6 +166,28 @@ class ArchiveLogTest
     }
 
     @Test
+    void backgroundSyncRunsOnlyUnderNoneAndStopsOnClose()
+    {
+        final java.util.function.Supplier<Long> syncThreads = () -> Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("log-background-sync-") && t.isAlive()).count();
+        final long before = syncThreads.get();
+        final ArchiveLog none = ArchiveLog.open(config(dir.resolve("none")));
+        append(none, 1, 1, payload(17, 0, 100));
+        none.flush();
+        assertEquals(before + 1, syncThreads.get(), "NONE starts one");
+        none.close();
+        assertEquals(before, syncThreads.get(), "and close stops it");
+        try (ArchiveLog batch = ArchiveLog.open(config(dir.resolve("batch")).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals(before, syncThreads.get(), "BATCH forces every batch itself");
+        }
+        try (ArchiveLog off = ArchiveLog.open(config(dir.resolve("off")).backgroundSyncIntervalMs(0)))
+        {
+            assertEquals(before, syncThreads.get(), "0 turns it off");
+        }
+    }
+
+    @Test
     void durablePositionFollowsPolicy()
     {
         try (ArchiveLog log = ArchiveLog.open(config(dir).durability(DurabilityPolicy.BATCH)))
