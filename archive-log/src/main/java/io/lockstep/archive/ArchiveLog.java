@@ -73,10 +73,7 @@ public final class ArchiveLog implements AutoCloseable
     private long appendedPosition;
     private long durablePosition;
     private FileChannel channel;
-    /** The segment the background sync forces; written by the writer, read by the sync thread. */
-    private volatile FileChannel syncTarget;
-    private final Thread backgroundSync;
-    private volatile boolean running = true;
+    private final BackgroundSync backgroundSync;
     private long channelBasePosition = -1;
     private boolean failed;
     private boolean closed;
@@ -102,39 +99,7 @@ public final class ArchiveLog implements AutoCloseable
         durablePosition = report.endPosition();
         publishedPosition.set(report.endPosition());
         backgroundSync = DurabilityPolicy.NONE == durability && config.backgroundSyncIntervalMs() > 0 ?
-            startBackgroundSync(config.backgroundSyncIntervalMs() * 1_000_000L) : null;
-    }
-
-    /**
-     * The one thread archive-log starts, and only under NONE (see
-     * {@link ArchiveLogConfig#backgroundSyncIntervalMs}): it forces the current segment at an interval so the
-     * writer's write() never meets a burst of write-back. It is storage I/O outside the consensus core, which stays
-     * single-threaded and deterministic; the simulation's log has no such thread.
-     */
-    private Thread startBackgroundSync(final long intervalNs)
-    {
-        final Thread t = new Thread(() ->
-        {
-            while (running)
-            {
-                final FileChannel target = syncTarget;
-                if (null != target)
-                {
-                    try
-                    {
-                        target.force(false);
-                    }
-                    catch (final IOException | RuntimeException ex)
-                    {
-                        // Closed on a segment rollover or at shutdown; the next segment is picked up next time.
-                    }
-                }
-                java.util.concurrent.locks.LockSupport.parkNanos(intervalNs);
-            }
-        }, "log-background-sync-" + directory.getFileName());
-        t.setDaemon(true);
-        t.start();
-        return t;
+            new BackgroundSync(directory.getFileName().toString(), config.backgroundSyncIntervalMs() * 1_000_000L) : null;
     }
 
     /**
@@ -627,20 +592,10 @@ public final class ArchiveLog implements AutoCloseable
         finally
         {
             closed = true;
-            running = false;
             if (null != backgroundSync)
             {
-                java.util.concurrent.locks.LockSupport.unpark(backgroundSync);
-                try
-                {
-                    backgroundSync.join(1000);
-                }
-                catch (final InterruptedException ex)
-                {
-                    Thread.currentThread().interrupt();
-                }
+                backgroundSync.close();
             }
-            syncTarget = null;
             closeChannel();
         }
     }
@@ -725,7 +680,10 @@ public final class ArchiveLog implements AutoCloseable
             SegmentFiles.openForWrite(file) :
             SegmentFiles.create(directory, basePosition, segmentLength, DurabilityPolicy.BATCH == durability);
         channelBasePosition = basePosition;
-        syncTarget = channel;
+        if (null != backgroundSync)
+        {
+            backgroundSync.target(channel);
+        }
     }
 
     private void forceChannel()

@@ -4,13 +4,11 @@ import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.LocalCluster;
 import io.lockstep.examples.EchoService;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.HistogramLogWriter;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.File;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -111,7 +109,8 @@ public final class LatencyBenchmark
             final long start = System.nanoTime();
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-            final double[] cpuBefore = new double[4];
+            final LatencyReport report = new LatencyReport("lockstep",
+                new long[]{ cluster.pid(0), cluster.pid(1), cluster.pid(2), ProcessHandle.current().pid() });
             long sent = 0;
             long sentMeasured = 0;
             long receivedAtMeasure = 0;
@@ -124,11 +123,7 @@ public final class LatencyBenchmark
                     measuring = true;
                     histogram.reset();
                     receivedAtMeasure = received;
-                    for (int i = 0; i < 3; i++)
-                    {
-                        cpuBefore[i] = ProcessStats.cpuSeconds(cluster.pid(i));
-                    }
-                    cpuBefore[3] = ProcessStats.cpuSeconds(ProcessHandle.current().pid());
+                    report.start(now);
                 }
                 if (now >= end)
                 {
@@ -152,21 +147,6 @@ public final class LatencyBenchmark
                     java.util.concurrent.locks.LockSupport.parkNanos(20_000);
                 }
             }
-            final double elapsedS = (System.nanoTime() - measureFrom) / 1e9;
-            final long receivedMeasured = received - receivedAtMeasure;
-            final StringBuilder processes = new StringBuilder();
-            double totalCpu = 0;
-            double maxRss = 0;
-            for (int i = 0; i < 4; i++)
-            {
-                final long pid = i < 3 ? cluster.pid(i) : ProcessHandle.current().pid();
-                final double cpuPct = 100 * (ProcessStats.cpuSeconds(pid) - cpuBefore[i]) / elapsedS;
-                final double rss = ProcessStats.rssMiB(pid);
-                totalCpu += cpuPct;
-                maxRss = i < 3 ? Math.max(maxRss, rss) : maxRss;
-                processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_rss_mb=%.0f",
-                    i < 3 ? "member" + i : "client", cpuPct, i < 3 ? "member" + i : "client", rss));
-            }
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
             try (io.lockstep.consensus.AdminClient admin = new io.lockstep.consensus.AdminClient(cluster.members()))
@@ -176,26 +156,9 @@ public final class LatencyBenchmark
                     term = Math.max(term, s.term());
                 }
             }
-            processes.append(" term=").append(term).append(" client_gap_resumes=").append(client.gapResumes());
-            final Path hdr = out.resolve("lockstep-latency-" + rate + ".hdr");
-            try (java.io.PrintStream log = new java.io.PrintStream(new File(hdr.toString())))
-            {
-                new HistogramLogWriter(log).outputIntervalHistogram(histogram);
-            }
-            System.out.printf(Locale.ROOT, "rate=%d: p50=%.0f p90=%.0f p99=%.0f p99.9=%.0f p99.99=%.0f max=%.0f us, " +
-                "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB, cluster term %d, client gap resumes %d%n", rate, us(0.5),
-                us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0, receivedMeasured / elapsedS,
-                totalCpu, maxRss, term, client.gapResumes());
-            System.out.printf(Locale.ROOT, "lockstep mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
-                "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s hdr=%s%n", rate, size,
-                us(0.5), us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0,
-                receivedMeasured / elapsedS, sentMeasured, totalCpu, processes, hdr);
+            report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
+                " term=" + term + " client_gap_resumes=" + client.gapResumes());
         }
-    }
-
-    private double us(final double quantile)
-    {
-        return histogram.getValueAtPercentile(quantile * 100) / 1000.0;
     }
 
     private void onEcho(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,

@@ -3,14 +3,11 @@ package io.lockstep.benchmarks.aeron;
 import io.aeron.cluster.client.AeronCluster;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
-import io.lockstep.benchmarks.ProcessStats;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.HistogramLogWriter;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +15,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -156,7 +152,8 @@ public final class AeronLatencyBenchmark
             final long start = System.nanoTime();
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-            final double[] cpuBefore = new double[4];
+            final io.lockstep.benchmarks.LatencyReport report = new io.lockstep.benchmarks.LatencyReport("aeron",
+                new long[]{ nodes.get(0).pid(), nodes.get(1).pid(), nodes.get(2).pid(), ProcessHandle.current().pid() });
             long index = 0;
             long sentMeasured = 0;
             long receivedAtMeasure = 0;
@@ -168,11 +165,7 @@ public final class AeronLatencyBenchmark
                     measuring = true;
                     histogram.reset();
                     receivedAtMeasure = received;
-                    for (int i = 0; i < 3; i++)
-                    {
-                        cpuBefore[i] = ProcessStats.cpuSeconds(nodes.get(i).pid());
-                    }
-                    cpuBefore[3] = ProcessStats.cpuSeconds(ProcessHandle.current().pid());
+                    report.start(now);
                 }
                 if (now >= end)
                 {
@@ -193,33 +186,7 @@ public final class AeronLatencyBenchmark
                     LockSupport.parkNanos(20_000);
                 }
             }
-            final double elapsedS = (System.nanoTime() - measureFrom) / 1e9;
-            final long receivedMeasured = received - receivedAtMeasure;
-            final StringBuilder processes = new StringBuilder();
-            double totalCpu = 0;
-            double maxRss = 0;
-            for (int i = 0; i < 4; i++)
-            {
-                final long pid = i < 3 ? nodes.get(i).pid() : ProcessHandle.current().pid();
-                final double cpuPct = 100 * (ProcessStats.cpuSeconds(pid) - cpuBefore[i]) / elapsedS;
-                final double rss = ProcessStats.rssMiB(pid);
-                totalCpu += cpuPct;
-                maxRss = i < 3 ? Math.max(maxRss, rss) : maxRss;
-                processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_rss_mb=%.0f",
-                    i < 3 ? "member" + i : "client", cpuPct, i < 3 ? "member" + i : "client", rss));
-            }
-            final Path hdr = out.resolve("aeron-latency-" + rate + ".hdr");
-            try (java.io.PrintStream log = new java.io.PrintStream(new File(hdr.toString())))
-            {
-                new HistogramLogWriter(log).outputIntervalHistogram(histogram);
-            }
-            System.out.printf(Locale.ROOT, "rate=%d: p50=%.0f p90=%.0f p99=%.0f p99.9=%.0f p99.99=%.0f max=%.0f us, " +
-                "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB%n", rate, us(0.5), us(0.9), us(0.99),
-                us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0, receivedMeasured / elapsedS, totalCpu, maxRss);
-            System.out.printf(Locale.ROOT, "aeron mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
-                "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s hdr=%s%n", rate, size,
-                us(0.5), us(0.9), us(0.99), us(0.999), us(0.9999), histogram.getMaxValue() / 1000.0,
-                receivedMeasured / elapsedS, sentMeasured, totalCpu, processes, hdr);
+            report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out, "");
         }
     }
 
@@ -252,10 +219,5 @@ public final class AeronLatencyBenchmark
                 }
             }
         }
-    }
-
-    private double us(final double quantile)
-    {
-        return histogram.getValueAtPercentile(quantile * 100) / 1000.0;
     }
 }
