@@ -98,7 +98,7 @@ public final class AeronLatencyBenchmark
         }
     }
 
-    private static Process startNode(final int id, final Path root, final int portBase) throws Exception
+    static Process startNode(final int id, final Path root, final int portBase) throws Exception
     {
         final Process process = new ProcessBuilder(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
