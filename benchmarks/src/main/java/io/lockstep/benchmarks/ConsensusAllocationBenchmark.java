@@ -22,11 +22,9 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
-import java.util.stream.Stream;
 
 /**
  * Bytes allocated per committed append on each member's consensus thread in steady state (target 0). Three members
@@ -97,13 +95,7 @@ public final class ConsensusAllocationBenchmark
         finally
         {
             runners.forEach(AgentRunner::close);
-            try (Stream<Path> paths = Files.walk(root))
-            {
-                for (final Path p : paths.sorted(Comparator.reverseOrder()).toList())
-                {
-                    Files.deleteIfExists(p);
-                }
-            }
+            TempDirs.deleteTree(root);
         }
     }
 

@@ -13,10 +13,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * Round-trip latency at fixed rates: three member processes on loopback running the echo service, this process as
@@ -41,57 +39,34 @@ public final class LatencyBenchmark
     public static void main(final String[] args) throws Exception
     {
         java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
-        String rates = "1000,10000";
-        int seconds = 10;
-        int warmup = 3;
-        int size = 288;
-        String durability = "none";
-        Path out = Path.of("target", "bench");
-        for (int i = 0; i + 1 < args.length; i += 2)
-        {
-            switch (args[i])
-            {
-                case "--rates" -> rates = args[i + 1];
-                case "--seconds", "--duration" -> seconds = Integer.parseInt(args[i + 1]);
-                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
-                case "--size" -> size = Integer.parseInt(args[i + 1]);
-                case "--durability" -> durability = args[i + 1];
-                case "--out" -> out = Path.of(args[i + 1]);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
-        if (size < 16)
-        {
-            throw new IllegalArgumentException("--size must be at least 16");
-        }
+        final BenchmarkOptions options = BenchmarkOptions.parse(args,
+            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench")));
+        final int size = options.size();
+        final Path out = options.out();
         Files.createDirectories(out);
         final double floorUs = loopbackFloorUs(size);
         System.out.printf(Locale.ROOT, "loopback floor (two TCP round trips of %d bytes, p50): %.1f us%n", size, floorUs);
         System.out.printf(Locale.ROOT, "loopback mode=floor size=%d p50_us=%.1f%n", size, floorUs);
 
         final Path root = Files.createTempDirectory("lockstep-latency");
-        try (LocalCluster cluster = new LocalCluster(root, 3, durability, 64 * 1024 * 1024, EchoService.class.getName()))
+        try (LocalCluster cluster = new LocalCluster(root, 3, options.durability(), 64 * 1024 * 1024,
+            EchoService.class.getName()))
         {
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);
             }
             System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, backoff idle), " +
-                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", durability, size, warmup, seconds);
-            for (final String rate : rates.split(","))
+                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(), size, options.warmup(),
+                options.seconds());
+            for (final int rate : options.rates())
             {
-                new LatencyBenchmark().run(cluster, Integer.parseInt(rate.trim()), size, warmup, seconds, out);
+                new LatencyBenchmark().run(cluster, rate, size, options.warmup(), options.seconds(), out);
             }
         }
         finally
         {
-            try (Stream<Path> paths = Files.walk(root))
-            {
-                for (final Path p : paths.sorted(Comparator.reverseOrder()).toList())
-                {
-                    Files.deleteIfExists(p);
-                }
-            }
+            TempDirs.deleteTree(root);
         }
     }
 

@@ -14,7 +14,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
 import java.util.Locale;
 import java.util.stream.Stream;
 
@@ -87,7 +86,7 @@ public final class LogAppendBenchmark
         }
         finally
         {
-            deleteTree(root);
+            TempDirs.deleteTree(root);
         }
     }
 
@@ -148,7 +147,7 @@ public final class LogAppendBenchmark
         }
         finally
         {
-            deleteTree(logDir);
+            TempDirs.deleteTree(logDir);
         }
     }
 
@@ -218,7 +217,7 @@ public final class LogAppendBenchmark
         }
         finally
         {
-            deleteTree(logDir);
+            TempDirs.deleteTree(logDir);
         }
     }
 
@@ -285,20 +284,5 @@ public final class LogAppendBenchmark
             channel.force(false);
         }
         return written;
-    }
-
-    private static void deleteTree(final Path root) throws IOException
-    {
-        if (!Files.exists(root))
-        {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root))
-        {
-            for (final Path p : paths.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -1,24 +1,23 @@
 package io.lockstep.benchmarks.aeron;
 
 import io.aeron.cluster.client.AeronCluster;
+import io.aeron.cluster.client.EgressListener;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.aeron.logbuffer.Header;
+import io.lockstep.benchmarks.BenchmarkOptions;
+import io.lockstep.benchmarks.LatencyReport;
 import org.HdrHistogram.Histogram;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
+
+
 
 /**
  * The Aeron Cluster side of {@code bench latency}: three {@link AeronEchoNode} processes and this process as the
@@ -39,121 +38,36 @@ public final class AeronLatencyBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        String rates = "1000,10000";
-        int seconds = 10;
-        int warmup = 3;
-        int size = 288;
-        Path out = Path.of("target", "bench");
-        for (int i = 0; i + 1 < args.length; i += 2)
+        final BenchmarkOptions options = BenchmarkOptions.parse(args,
+            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench")));
+        Files.createDirectories(options.out());
+        try (AeronNodes nodes = new AeronNodes())
         {
-            switch (args[i])
-            {
-                case "--rates" -> rates = args[i + 1];
-                case "--seconds", "--duration" -> seconds = Integer.parseInt(args[i + 1]);
-                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
-                case "--size" -> size = Integer.parseInt(args[i + 1]);
-                case "--out" -> out = Path.of(args[i + 1]);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
-        Files.createDirectories(out);
-        final Path root = Files.createTempDirectory("aeron-latency");
-        final int portBase = 20_000 + (int)(ProcessHandle.current().pid() % 1000) * 40;
-        final List<Process> nodes = new ArrayList<>();
-        try
-        {
-            for (int i = 0; i < 3; i++)
-            {
-                nodes.add(startNode(i, root, portBase));
-            }
             System.out.printf("aeron: 3 members (Aeron Cluster 1.46.7, echo service, shared driver thread, backoff " +
                 "idle, no fsync, leader heartbeat timeout 1 s, UDP loopback), 1 client, %d-byte messages, %d s " +
-                "warm-up, %d s per rate%n", size, warmup, seconds);
-            for (final String rate : rates.split(","))
+                "warm-up, %d s per rate%n", options.size(), options.warmup(), options.seconds());
+            for (final int rate : options.rates())
             {
-                new AeronLatencyBenchmark().run(nodes, portBase, Integer.parseInt(rate.trim()), size, warmup, seconds,
-                    out);
-            }
-        }
-        finally
-        {
-            for (final Process p : nodes)
-            {
-                p.destroy();
-            }
-            for (final Process p : nodes)
-            {
-                if (!p.waitFor(10, TimeUnit.SECONDS))
-                {
-                    p.destroyForcibly();
-                }
-            }
-            try (Stream<Path> paths = Files.walk(root))
-            {
-                for (final Path p : paths.sorted(Comparator.reverseOrder()).toList())
-                {
-                    Files.deleteIfExists(p);
-                }
+                new AeronLatencyBenchmark().run(nodes, rate, options.size(), options.warmup(), options.seconds(),
+                    options.out());
             }
         }
     }
 
-    static Process startNode(final int id, final Path root, final int portBase) throws Exception
-    {
-        final Process process = new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-            "-cp", System.getProperty("java.class.path"),
-            AeronEchoNode.class.getName(), Integer.toString(id), root.toString(), Integer.toString(portBase))
-            .redirectErrorStream(true).start();
-        final CountDownLatch ready = new CountDownLatch(1);
-        final Thread pump = new Thread(() ->
-        {
-            try (BufferedReader r = new BufferedReader(
-                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-            {
-                String line;
-                while (null != (line = r.readLine()))
-                {
-                    if (line.startsWith("aeron node " + id + " ready"))
-                    {
-                        ready.countDown();
-                    }
-                    else if (line.contains("Exception") || line.contains("ERROR"))
-                    {
-                        System.out.println("aeron node " + id + ": " + line);
-                    }
-                }
-            }
-            catch (final Exception ignore)
-            {
-                // ended
-            }
-        }, "aeron-node-" + id);
-        pump.setDaemon(true);
-        pump.start();
-        if (!ready.await(60, TimeUnit.SECONDS))
-        {
-            throw new IllegalStateException("aeron node " + id + " not ready in 60 s");
-        }
-        return process;
-    }
-
-    private void run(final List<Process> nodes, final int portBase, final int rate, final int size, final int warmupS,
-        final int seconds, final Path out) throws Exception
+    private void run(final AeronNodes nodes, final int rate, final int size, final int warmupS, final int seconds,
+        final Path out) throws Exception
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
         try (MediaDriver driver = MediaDriver.launchEmbedded(new MediaDriver.Context()
                 .threadingMode(ThreadingMode.SHARED).sharedIdleStrategy(new BackoffIdleStrategy())
                 .dirDeleteOnStart(true).dirDeleteOnShutdown(true));
-            AeronCluster client = connect(driver.aeronDirectoryName(), portBase))
+            AeronCluster client = connect(driver.aeronDirectoryName(), nodes.portBase(), this::onEcho))
         {
             final long intervalNs = TimeUnit.SECONDS.toNanos(1) / rate;
             final long start = System.nanoTime();
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-            final io.lockstep.benchmarks.LatencyReport report = new io.lockstep.benchmarks.LatencyReport("aeron",
-                new long[]{ nodes.get(0).pid(), nodes.get(1).pid(), nodes.get(2).pid(), ProcessHandle.current().pid() });
+            final LatencyReport report = new LatencyReport("aeron", nodes.pidsWithClient());
             long index = 0;
             long sentMeasured = 0;
             long receivedAtMeasure = 0;
@@ -190,7 +104,20 @@ public final class AeronLatencyBenchmark
         }
     }
 
-    private AeronCluster connect(final String aeronDir, final int portBase)
+    private void onEcho(final long sessionId, final long timestamp, final DirectBuffer buffer, final int offset,
+        final int length, final Header header)
+    {
+        received++;
+        if (measuring)
+        {
+            histogram.recordValue(Math.max(0, System.nanoTime() - buffer.getLong(offset)));
+        }
+    }
+
+    /**
+     * Connect Aeron's client to the nodes, retrying while the cluster elects its first leader (bounded: 60 s).
+     */
+    static AeronCluster connect(final String aeronDir, final int portBase, final EgressListener listener)
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true)
@@ -202,14 +129,7 @@ public final class AeronLatencyBenchmark
                     .ingressChannel("aeron:udp?term-length=64k")
                     .ingressEndpoints(AeronEchoNode.ingressEndpoints(portBase))
                     .egressChannel("aeron:udp?endpoint=localhost:0")
-                    .egressListener((sessionId, timestamp, buffer, offset, length, header) ->
-                    {
-                        received++;
-                        if (measuring)
-                        {
-                            histogram.recordValue(Math.max(0, System.nanoTime() - buffer.getLong(offset)));
-                        }
-                    }));
+                    .egressListener(listener));
             }
             catch (final RuntimeException ex)
             {

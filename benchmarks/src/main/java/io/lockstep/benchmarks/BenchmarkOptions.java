@@ -1,0 +1,53 @@
+package io.lockstep.benchmarks;
+
+import java.nio.file.Path;
+
+/**
+ * The options shared by the cluster benchmarks, parsed once: {@code --rates 1000,10000} (or {@code --rate}),
+ * {@code --seconds S} (or {@code --duration}), {@code --warmup S}, {@code --size B}, {@code --durability none|batch},
+ * {@code --out DIR}. Each benchmark uses the ones that apply to it. Plain Java, so it loads on the Aeron classpath too.
+ *
+ * @param rates      offered rates in messages per second.
+ * @param seconds    measured seconds per rate.
+ * @param warmup     warm-up seconds before measuring.
+ * @param size       message size in bytes.
+ * @param durability Lockstep's durability policy for the members.
+ * @param out        where histograms and plots go.
+ */
+public record BenchmarkOptions(int[] rates, int seconds, int warmup, int size, String durability, Path out)
+{
+    /**
+     * @param args     command-line arguments.
+     * @param defaults the benchmark's defaults.
+     * @return the options, defaults overridden by the arguments.
+     */
+    public static BenchmarkOptions parse(final String[] args, final BenchmarkOptions defaults)
+    {
+        int[] rates = defaults.rates;
+        int seconds = defaults.seconds;
+        int warmup = defaults.warmup;
+        int size = defaults.size;
+        String durability = defaults.durability;
+        Path out = defaults.out;
+        for (int i = 0; i + 1 < args.length; i += 2)
+        {
+            switch (args[i])
+            {
+                case "--rates", "--rate" -> rates = java.util.Arrays.stream(args[i + 1].split(","))
+                    .mapToInt(r -> Integer.parseInt(r.trim())).toArray();
+                case "--seconds", "--duration" -> seconds = Integer.parseInt(args[i + 1]);
+                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
+                case "--size" -> size = Integer.parseInt(args[i + 1]);
+                case "--durability" -> durability = args[i + 1];
+                case "--out" -> out = Path.of(args[i + 1]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i] + "; options: --rates, " +
+                    "--seconds, --warmup, --size, --durability, --out");
+            }
+        }
+        if (size < 16)
+        {
+            throw new IllegalArgumentException("--size must be at least 16");
+        }
+        return new BenchmarkOptions(rates, seconds, warmup, size, durability, out);
+    }
+}
