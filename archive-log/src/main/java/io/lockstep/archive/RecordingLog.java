@@ -173,6 +173,33 @@ public final class RecordingLog
         return found;
     }
 
+    /**
+     * Forget a snapshot (its file is being deleted): the record goes first, so a crash never leaves a record
+     * naming a missing file.
+     *
+     * @param location the snapshot's location.
+     * @return true if a record named it.
+     */
+    public boolean removeSnapshot(final String location)
+    {
+        final List<Entry> kept = new ArrayList<>(entries.size());
+        for (final Entry entry : entries)
+        {
+            if (RecordingType.SNAPSHOT != entry.type() || !entry.location().equals(location))
+            {
+                kept.add(entry);
+            }
+        }
+        if (kept.size() == entries.size())
+        {
+            return false;
+        }
+        AtomicFile.write(file, encode(kept));
+        entries.clear();
+        entries.addAll(kept);
+        return true;
+    }
+
     private void add(final Entry entry)
     {
         if (entries.size() >= MAX_ENTRIES)

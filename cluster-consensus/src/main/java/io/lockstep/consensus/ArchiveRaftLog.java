@@ -4,7 +4,16 @@ import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.BlockHandler;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.archive.LogReader;
+import io.lockstep.archive.ArchiveLogConfig;
 import org.agrona.DirectBuffer;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Comparator;
+import java.util.function.LongUnaryOperator;
+import java.util.stream.Stream;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
 import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
@@ -14,25 +23,133 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 
 /**
  * The consensus agent's log over archive-log: one writer, and one reader that the leader moves to wherever a
- * follower needs bytes from.
+ * follower needs bytes from. Beside the log directory, file {@code <dir>.base} holds the term where a purged or reset
+ * log starts ({@link LogBaseFile}).
+ * <p>
+ * Crash safety of the two operations that remove log: a purge saves the base first and then deletes segments, and a
+ * reopened log finishes a purge the base is ahead of. A reset renames the log directory away (one atomic step), saves
+ * the base, and creates the new log there; a reopened log with no directory starts at the saved base, and a leftover
+ * renamed directory is deleted.
  */
 public final class ArchiveRaftLog implements RaftLog
 {
-    private final ArchiveLog log;
-    private final LogReader reader;
+    private static final System.Logger LOGGER = System.getLogger(ArchiveRaftLog.class.getName());
+
+    private final ArchiveLogConfig config;
+    private final LogBaseFile base;
+    private ArchiveLog log;
+    private LogReader reader;
 
     /**
-     * @param log an open log; this takes ownership and closes it.
+     * Open (or create) the log a configuration names.
+     *
+     * @param config the log's settings; this takes it over (a reset changes its initial position).
      */
-    public ArchiveRaftLog(final ArchiveLog log)
+    public ArchiveRaftLog(final ArchiveLogConfig config)
     {
-        this.log = log;
+        this.config = config;
+        final Path directory = config.directory();
+        this.base = new LogBaseFile(directory.resolveSibling(directory.getFileName() + ".base"));
+        deleteTree(discardedDirectory());
+        if (!Files.exists(directory))
+        {
+            config.initialPosition(base.position());
+        }
+        this.log = ArchiveLog.open(config);
+        if (base.position() > log.startPosition())
+        {
+            LOGGER.log(System.Logger.Level.INFO, "finishing an interrupted purge of {0} to {1}", directory,
+                base.position());
+            if (log.purge(base.position()) != base.position())
+            {
+                throw new IllegalStateException(base + " says the log starts at " + base.position() +
+                    " but " + directory + " starts at " + log.startPosition());
+            }
+        }
+        if (log.startPosition() > 0 && log.startPosition() != base.position())
+        {
+            throw new IllegalStateException(directory + " starts at " + log.startPosition() + " but " +
+                directory.getFileName() + ".base names " + base.position() + ": the term there is unknown");
+        }
         this.reader = log.newReader(log.startPosition());
     }
 
     public long startPosition()
     {
         return log.startPosition();
+    }
+
+    public long startTerm()
+    {
+        return log.startPosition() == base.position() ? base.term() : 0;
+    }
+
+    public long purge(final long position, final LongUnaryOperator termAt)
+    {
+        final long segment = log.segmentLength();
+        final long target = Math.min(position / segment, (log.appendedPosition() - 1) / segment) * segment;
+        if (target <= log.startPosition())
+        {
+            return log.startPosition();
+        }
+        base.save(target, termAt.applyAsLong(target));
+        final long start = log.purge(target);
+        if (start != target)
+        {
+            throw new IllegalStateException("purge of " + config.directory() + " reached " + start + ", not " + target);
+        }
+        if (reader.position() < start)
+        {
+            reader.close();
+            reader = log.newReader(start);
+        }
+        return start;
+    }
+
+    public void reset(final long position, final long term)
+    {
+        log.flush();
+        reader.close();
+        log.close();
+        final Path directory = config.directory();
+        try
+        {
+            Files.move(directory, discardedDirectory(), StandardCopyOption.ATOMIC_MOVE);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot move " + directory + " aside to reset it", ex);
+        }
+        base.save(position, term);
+        config.initialPosition(position);
+        log = ArchiveLog.open(config);
+        reader = log.newReader(position);
+        deleteTree(discardedDirectory());
+        LOGGER.log(System.Logger.Level.INFO, "log {0} reset to start at {1} (term {2})", directory, position, term);
+    }
+
+    private Path discardedDirectory()
+    {
+        return config.directory().resolveSibling(config.directory().getFileName() + ".discarded");
+    }
+
+    private static void deleteTree(final Path dir)
+    {
+        if (!Files.exists(dir))
+        {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
+            {
+                Files.delete(p);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot delete " + dir, ex);
+        }
     }
 
     public long pendingPosition()

@@ -3,7 +3,6 @@ package io.lockstep.consensus;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.Member;
 
-import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.ArchiveLogConfig;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
@@ -44,11 +43,11 @@ public final class ClusterNode implements AutoCloseable
         {
             throw new IllegalStateException("cannot create data directory " + config.dataDir() + ": " + ex.getMessage());
         }
-        final ArchiveLog log = ArchiveLog.open(new ArchiveLogConfig()
+        final ArchiveLogConfig logConfig = new ArchiveLogConfig()
             .directory(config.dataDir().resolve("log"))
             .segmentLength(config.segmentLength())
             .maxBatchLength(config.maxBatchLength())
-            .durability(config.durability()));
+            .durability(config.durability());
         final ConsensusConfig consensusConfig = new ConsensusConfig(config.memberId(), config.members(),
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024);
@@ -56,12 +55,15 @@ public final class ClusterNode implements AutoCloseable
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
-        final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
+        final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), transport, raftLog,
             new FileElectionState(config.dataDir()), new Random(seed));
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
-            transport, raftLog, newService(config.serviceClass()), TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()),
-            4096, 256 * 1024, 64 * 1024, new BackoffIdleStrategy());
+            transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
+            new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
+                config.snapshotKeep(), new SystemNanoClock()),
+            TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), 4096, 256 * 1024, 64 * 1024,
+            new BackoffIdleStrategy());
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 
         final Agent guarded = new Agent()

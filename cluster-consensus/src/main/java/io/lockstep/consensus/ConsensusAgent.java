@@ -78,6 +78,11 @@ public final class ConsensusAgent implements Agent
 
     private int transferTarget = -1;
     private ClientIngress clientIngress;
+    private ServiceHooks serviceHooks;
+    private SnapshotStorage snapshots;
+    private final UnsafeBuffer chunkBuffer;
+    private long installingPosition = -1;
+    private long installReceived;
     private long transferDeadlineNs;
 
     /**
@@ -106,6 +111,7 @@ public final class ConsensusAgent implements Agent
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes());
         this.adapter = new MemberProtocolAdapter(this);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
+        this.chunkBuffer = new UnsafeBuffer(new byte[Math.min(64 * 1024, config.maxBlockBytes())]);
 
         int votingCount = 0;
         final PeerState[] others = new PeerState[config.members().size() - 1];
@@ -124,7 +130,7 @@ public final class ConsensusAgent implements Agent
         this.voting = config.member(memberId).voting();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
-        log.scan((position, frameTerm, frameType) -> termIndex.onFrame(frameTerm, position));
+        rebuildTermIndex();
         if (termIndex.lastTerm() > term)
         {
             throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
@@ -134,6 +140,102 @@ public final class ConsensusAgent implements Agent
     public String roleName()
     {
         return "consensus-" + memberId;
+    }
+
+    private void rebuildTermIndex()
+    {
+        termIndex.clear();
+        if (log.startPosition() > 0)
+        {
+            // The frame that ended at the log's start is purged; its term is kept with the log. Noted just before
+            // the start, so that "the term at the start" is that term and the first stored frame still starts a term.
+            termIndex.onFrame(log.startTerm(), log.startPosition() - 1);
+        }
+        log.scan((position, frameTerm, frameType) -> termIndex.onFrame(frameTerm, position));
+    }
+
+    /**
+     * Attach the service layer: its snapshots (to compact the log and to stream to followers that need purged log)
+     * and its hooks.
+     */
+    public void attachService(final SnapshotStorage snapshots, final ServiceHooks hooks)
+    {
+        this.snapshots = snapshots;
+        this.serviceHooks = hooks;
+    }
+
+    /**
+     * Start from a loaded snapshot: it covers committed state up to its position, so that much is committed. If the
+     * log does not join up with it (it starts above the snapshot, ends below it, or has another entry ending there),
+     * the log is reset to start at the snapshot: the leader sends the rest.
+     */
+    public void startFromSnapshot(final long position, final long snapshotTerm)
+    {
+        final boolean joins = log.startPosition() <= position && position <= log.pendingPosition() &&
+            termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
+        if (!joins)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: log [{1}, {2}) does not join the snapshot at {3} " +
+                "(term {4}); the log restarts at the snapshot", memberId, log.startPosition(), log.pendingPosition(),
+                position, snapshotTerm);
+            log.flush();
+            log.reset(position, snapshotTerm);
+            rebuildTermIndex();
+        }
+        commitPosition = Math.max(commitPosition, position);
+    }
+
+    private boolean isFrameBoundary(final long position)
+    {
+        if (position == log.startPosition() || position == log.pendingPosition())
+        {
+            return true;
+        }
+        final boolean[] found = new boolean[1];
+        log.scan((p, frameTerm, frameType) -> found[0] |= p == position);
+        return found[0];
+    }
+
+    /**
+     * Drop log below a position a durable snapshot covers, but never what a follower still catching up from this
+     * leader's log needs: a follower heard from recently keeps its position; one silent for longer gets the
+     * snapshot instead when it returns.
+     *
+     * @return the log's start after purging.
+     */
+    public long compactLog(final long snapshotPosition)
+    {
+        long bound = Math.min(snapshotPosition, commitPosition);
+        if (Role.LEADER == role)
+        {
+            for (final PeerState peer : peers)
+            {
+                if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs())
+                {
+                    bound = Math.min(bound, Math.max(peer.matchPosition, peer.appendedAck));
+                }
+            }
+        }
+        if (bound <= log.startPosition())
+        {
+            return log.startPosition();
+        }
+        log.flush();
+        return log.purge(bound, termIndex::termAt);
+    }
+
+    /**
+     * Answer a tool's request (sent as a ClientAppendAck).
+     */
+    public void answerTool(final int endpoint, final long correlationId, final boolean ok, final long position)
+    {
+        publisher.clientAppendAck(endpoint, correlationId, ok ? AppendStatus.OK :
+            Role.LEADER != role ? AppendStatus.NOT_LEADER : AppendStatus.REJECTED, position, leaderId);
+    }
+
+    public long logStartPosition()
+    {
+        return log.startPosition();
     }
 
     public int doWork()
@@ -629,6 +731,11 @@ public final class ConsensusAgent implements Agent
         final long end = log.appendedPosition();
         for (final PeerState peer : peers)
         {
+            if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
+            {
+                work += sendSnapshot(peer);
+                continue;
+            }
             while (peer.nextPosition < end &&
                 peer.nextPosition - Math.max(peer.appendedAck, 0) < config.maxInFlightBytes())
             {
@@ -654,6 +761,182 @@ public final class ConsensusAgent implements Agent
             }
         }
         return work;
+    }
+
+    /**
+     * Stream the newest snapshot to a follower whose next entry is purged: a few chunks in flight, a bounded number
+     * per duty cycle, so that other followers' replication is not held up. Chunks not acknowledged within a
+     * heartbeat interval are sent again from the last acknowledged offset.
+     */
+    private int sendSnapshot(final PeerState peer)
+    {
+        if (null == snapshots || snapshots.durablePosition() < 0)
+        {
+            return 0;
+        }
+        if (peer.installPosition != snapshots.durablePosition())
+        {
+            peer.installPosition = snapshots.durablePosition();
+            peer.installTerm = snapshots.durableTerm();
+            peer.installLength = snapshots.durableLength();
+            peer.installOffset = 0;
+            peer.installAcked = 0;
+            LOGGER.log(System.Logger.Level.INFO, "member {0} sends snapshot at {1} ({2} bytes) to {3}, whose next " +
+                "entry {4} is purged", memberId, peer.installPosition, peer.installLength, peer.id, peer.nextPosition);
+        }
+        if (nowNs - peer.lastSentNs >= config.heartbeatIntervalNs())
+        {
+            peer.installOffset = peer.installAcked;
+        }
+        int work = 0;
+        final int window = 4 * chunkBuffer.capacity();
+        while (work < 2 && (peer.installOffset < peer.installLength || 0 == peer.installLength) &&
+            peer.installOffset - peer.installAcked < window)
+        {
+            final int read = snapshots.read(peer.installPosition, peer.installOffset, chunkBuffer, 0,
+                chunkBuffer.capacity());
+            if (read < 0)
+            {
+                peer.installPosition = -1;
+                return work;
+            }
+            if (!publisher.installSnapshot(peer.id, term, memberId, peer.installPosition, peer.installTerm,
+                peer.installOffset, peer.installLength, chunkBuffer, 0, read))
+            {
+                break;
+            }
+            peer.installOffset += read;
+            peer.lastSentNs = nowNs;
+            work++;
+            if (0 == read)
+            {
+                break;
+            }
+        }
+        return work;
+    }
+
+    void onInstallSnapshotResponse(
+        final long responseTerm, final int followerId, final long position, final long nextOffset,
+        final boolean installed)
+    {
+        if (responseTerm > term)
+        {
+            becomeFollower(responseTerm, -1);
+            return;
+        }
+        final PeerState peer = peer(followerId);
+        if (Role.LEADER != role || responseTerm < term || null == peer || position != peer.installPosition)
+        {
+            return;
+        }
+        peer.lastHeardNs = nowNs;
+        if (installed)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: member {1} installed the snapshot at {2}",
+                memberId, followerId, position);
+            peer.installPosition = -1;
+            peer.nextPosition = position;
+            peer.appendedAck = Math.max(peer.appendedAck, position);
+            peer.matchPosition = Math.max(peer.matchPosition, position);
+            peer.resetSequence = peer.sequence;
+        }
+        else if (nextOffset < 0)
+        {
+            peer.installOffset = 0;
+            peer.installAcked = 0;
+        }
+        else
+        {
+            peer.installAcked = Math.max(peer.installAcked, nextOffset);
+            peer.installOffset = Math.max(peer.installOffset, peer.installAcked);
+        }
+    }
+
+    void onInstallSnapshot(
+        final long leaderTerm,
+        final int fromLeaderId,
+        final long position,
+        final long snapshotTerm,
+        final long offset,
+        final long totalLength,
+        final DirectBuffer buffer,
+        final int chunkOffset,
+        final int chunkLength)
+    {
+        if (leaderTerm < term)
+        {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            return;
+        }
+        if (leaderTerm > term || Role.FOLLOWER != role || leaderId != fromLeaderId)
+        {
+            becomeFollower(leaderTerm, fromLeaderId);
+        }
+        lastHeardFromLeaderNs = nowNs;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
+        if (null == snapshots || position <= commitPosition)
+        {
+            // Already hold it (a repeat after the install finished): the leader replicates log from here on.
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != snapshots);
+            return;
+        }
+        if (0 == offset)
+        {
+            snapshots.beginInstall(position, snapshotTerm, totalLength);
+            installingPosition = position;
+            installReceived = 0;
+        }
+        if (position != installingPosition || offset != installReceived)
+        {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
+                position == installingPosition ? installReceived : -1, false);
+            return;
+        }
+        snapshots.installChunk(buffer, chunkOffset, chunkLength);
+        installReceived += chunkLength;
+        if (installReceived < totalLength)
+        {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, installReceived, false);
+            return;
+        }
+        final SnapshotStorage.Loaded loaded;
+        try
+        {
+            loaded = snapshots.completeInstall();
+        }
+        catch (final ArchiveException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} failed its checks, asking again: {2}",
+                memberId, fromLeaderId, ex.getMessage());
+            installingPosition = -1;
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            return;
+        }
+        installingPosition = -1;
+        log.flush();
+        log.reset(position, snapshotTerm);
+        rebuildTermIndex();
+        commitPosition = position;
+        matchedPosition = position;
+        ackPending = false;
+        LOGGER.log(System.Logger.Level.INFO, "member {0} installed snapshot at {1} from {2}", memberId, position,
+            fromLeaderId);
+        if (null != serviceHooks)
+        {
+            serviceHooks.onSnapshotInstalled(loaded);
+        }
+        publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
+    }
+
+    void onSnapshotRequest(final int endpoint, final long correlationId)
+    {
+        if (Role.LEADER != role || null == serviceHooks || null == snapshots)
+        {
+            answerTool(endpoint, correlationId, false, -1);
+            return;
+        }
+        serviceHooks.onSnapshotRequest(endpoint, correlationId);
     }
 
     private PeerState replicationPeer;
@@ -818,7 +1101,9 @@ public final class ConsensusAgent implements Agent
     void onStatusRequest(final int endpoint, final long correlationId)
     {
         publisher.statusResponse(endpoint, correlationId, memberId, role, term, leaderId, log.appendedPosition(),
-            commitPosition);
+            commitPosition, log.startPosition(), null == snapshots ? -1 : snapshots.durablePosition(),
+            null == serviceHooks ? -1 : serviceHooks.appliedPosition(),
+            null == serviceHooks ? 0 : serviceHooks.stateHash());
     }
 
     void onTransferLeadership(final int endpoint, final long correlationId, final int target)

@@ -33,6 +33,12 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final ClientAppendDecoder clientAppend = new ClientAppendDecoder();
     private final StatusRequestDecoder statusRequest = new StatusRequestDecoder();
     private final TransferLeadershipDecoder transferLeadership = new TransferLeadershipDecoder();
+    private final io.lockstep.consensus.codecs.InstallSnapshotDecoder installSnapshot =
+        new io.lockstep.consensus.codecs.InstallSnapshotDecoder();
+    private final io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder installSnapshotResponse =
+        new io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder();
+    private final io.lockstep.consensus.codecs.SnapshotRequestDecoder snapshotRequest =
+        new io.lockstep.consensus.codecs.SnapshotRequestDecoder();
 
     MemberProtocolAdapter(final ConsensusAgent agent)
     {
@@ -118,6 +124,45 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     timeoutNow.wrap(buffer, body, blockLength, version);
                     agent.onTimeoutNow(timeoutNow.term(), timeoutNow.leaderId());
                 }
+                break;
+
+            case io.lockstep.consensus.codecs.InstallSnapshotDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    installSnapshot.wrap(buffer, body, blockLength, version);
+                    final long term = installSnapshot.term();
+                    final int leaderId = installSnapshot.leaderId();
+                    final long snapshotPosition = installSnapshot.snapshotPosition();
+                    final long snapshotTerm = installSnapshot.snapshotTerm();
+                    final long chunkOffset = installSnapshot.chunkOffset();
+                    final long totalLength = installSnapshot.totalLength();
+                    final int chunkLength = installSnapshot.chunkLength();
+                    final int bytesOffset = installSnapshot.limit() +
+                        io.lockstep.consensus.codecs.InstallSnapshotDecoder.chunkHeaderLength();
+                    if (bytesOffset + chunkLength > offset + length || chunkOffset < 0 || totalLength < 0 ||
+                        chunkOffset + chunkLength > totalLength)
+                    {
+                        LOGGER.log(System.Logger.Level.WARNING, "dropped malformed snapshot chunk from {0}", from);
+                        return;
+                    }
+                    agent.onInstallSnapshot(term, leaderId, snapshotPosition, snapshotTerm, chunkOffset, totalLength,
+                        buffer, bytesOffset, chunkLength);
+                }
+                break;
+
+            case io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    installSnapshotResponse.wrap(buffer, body, blockLength, version);
+                    agent.onInstallSnapshotResponse(installSnapshotResponse.term(), installSnapshotResponse.followerId(),
+                        installSnapshotResponse.snapshotPosition(), installSnapshotResponse.nextOffset(),
+                        BooleanType.TRUE == installSnapshotResponse.installed());
+                }
+                break;
+
+            case io.lockstep.consensus.codecs.SnapshotRequestDecoder.TEMPLATE_ID:
+                snapshotRequest.wrap(buffer, body, blockLength, version);
+                agent.onSnapshotRequest(from, snapshotRequest.correlationId());
                 break;
 
             case ClientAppendDecoder.TEMPLATE_ID:

@@ -7,6 +7,8 @@ import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ClientAppendAckEncoder;
+import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
+import io.lockstep.consensus.codecs.InstallSnapshotResponseEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
 import io.lockstep.consensus.codecs.RequestVoteEncoder;
 import io.lockstep.consensus.codecs.Role;
@@ -37,6 +39,8 @@ final class MemberProtocolPublisher
     private final TimeoutNowEncoder timeoutNow = new TimeoutNowEncoder();
     private final ClientAppendAckEncoder clientAppendAck = new ClientAppendAckEncoder();
     private final StatusResponseEncoder statusResponse = new StatusResponseEncoder();
+    private final InstallSnapshotEncoder installSnapshot = new InstallSnapshotEncoder();
+    private final InstallSnapshotResponseEncoder installSnapshotResponse = new InstallSnapshotResponseEncoder();
 
     MemberProtocolPublisher(final Transport transport, final int maxBlockBytes)
     {
@@ -160,7 +164,11 @@ final class MemberProtocolPublisher
         final long term,
         final int leaderId,
         final long logPosition,
-        final long commitPosition)
+        final long commitPosition,
+        final long logStartPosition,
+        final long snapshotPosition,
+        final long appliedPosition,
+        final long stateHash)
     {
         statusResponse.wrapAndApplyHeader(buffer, 0, header)
             .correlationId(correlationId)
@@ -169,8 +177,52 @@ final class MemberProtocolPublisher
             .term(term)
             .leaderId(leaderId)
             .logPosition(logPosition)
-            .commitPosition(commitPosition);
+            .commitPosition(commitPosition)
+            .logStartPosition(logStartPosition)
+            .snapshotPosition(snapshotPosition)
+            .appliedPosition(appliedPosition)
+            .stateHash(stateHash);
         return send(to, statusResponse.encodedLength());
+    }
+
+    boolean installSnapshot(
+        final int to,
+        final long term,
+        final int leaderId,
+        final long snapshotPosition,
+        final long snapshotTerm,
+        final long offset,
+        final long totalLength,
+        final DirectBuffer chunk,
+        final int chunkOffset,
+        final int chunkLength)
+    {
+        installSnapshot.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .leaderId(leaderId)
+            .snapshotPosition(snapshotPosition)
+            .snapshotTerm(snapshotTerm)
+            .chunkOffset(offset)
+            .totalLength(totalLength)
+            .putChunk(chunk, chunkOffset, chunkLength);
+        return send(to, installSnapshot.encodedLength());
+    }
+
+    boolean installSnapshotResponse(
+        final int to,
+        final long term,
+        final int followerId,
+        final long snapshotPosition,
+        final long nextOffset,
+        final boolean installed)
+    {
+        installSnapshotResponse.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .followerId(followerId)
+            .snapshotPosition(snapshotPosition)
+            .nextOffset(nextOffset)
+            .installed(bool(installed));
+        return send(to, installSnapshotResponse.encodedLength());
     }
 
     private boolean send(final int to, final int bodyLength)

@@ -30,7 +30,12 @@ import java.util.Properties;
  * lockstep.service            class name of the ClusteredService to run (no-argument constructor); without it the
  *                             member runs consensus only, for tools and drivers
  * lockstep.session.timeout.ms a client session silent this long is closed by the leader (default 10000)
+ * lockstep.snapshot.interval.bytes  the leader asks for a snapshot every this many bytes of log (default 128 MiB;
+ *                             0: only when a tool asks)
+ * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
  * </pre>
+ * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
+ * is still connected holds the leader to; snapshots add {@code keep + 1} times the state's size.
  * Durability defaults to {@code batch}: safety before speed. With {@code none}, a committed entry survives any
  * minority of machine crashes but not a majority at once (Aeron Cluster's default).
  */
@@ -43,7 +48,9 @@ public record NodeConfig(
     int segmentLength,
     int maxBatchLength,
     String serviceClass,
-    long sessionTimeoutMs)
+    long sessionTimeoutMs,
+    long snapshotIntervalBytes,
+    int snapshotKeep)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -54,6 +61,8 @@ public record NodeConfig(
     public static final String MAX_BATCH = "lockstep.log.max.batch";
     public static final String SERVICE = "lockstep.service";
     public static final String SESSION_TIMEOUT_MS = "lockstep.session.timeout.ms";
+    public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
+    public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -120,6 +129,26 @@ public record NodeConfig(
         {
             throw new ConfigException(source + ": " + SESSION_TIMEOUT_MS + " must be at least 100, not " + sessionTimeoutMs);
         }
+        final long snapshotInterval;
+        try
+        {
+            snapshotInterval = Long.parseLong(p.getProperty(SNAPSHOT_INTERVAL_BYTES, "134217728").trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(source + ": " + SNAPSHOT_INTERVAL_BYTES + " must be a whole number, not '" +
+                p.getProperty(SNAPSHOT_INTERVAL_BYTES) + "'");
+        }
+        if (snapshotInterval != 0 && snapshotInterval < 64 * 1024)
+        {
+            throw new ConfigException(source + ": " + SNAPSHOT_INTERVAL_BYTES + " must be 0 (off) or at least 65536, " +
+                "not " + snapshotInterval);
+        }
+        final int snapshotKeep = intValue(source, p, SNAPSHOT_KEEP, 2);
+        if (snapshotKeep < 1 || snapshotKeep > 100)
+        {
+            throw new ConfigException(source + ": " + SNAPSHOT_KEEP + " must be in [1, 100], not " + snapshotKeep);
+        }
 
         final TimeoutProfile profile;
         final DurabilityPolicy policy;
@@ -154,7 +183,7 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + ex.getMessage());
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
-            service.isEmpty() ? null : service, sessionTimeoutMs);
+            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep);
     }
 
     private static List<Member> parseMembers(final String source, final String value) throws ConfigException

@@ -20,6 +20,15 @@ final class PeerState
     /** Rejections of requests before this sequence are stale: the leader already started over from them. */
     long resetSequence;
 
+    /** Position of the snapshot being streamed to this follower, or -1 when it is sent log. */
+    long installPosition = -1;
+    long installTerm;
+    long installLength;
+    /** Next snapshot offset to send. */
+    long installOffset;
+    /** Snapshot bytes the follower has acknowledged. */
+    long installAcked;
+
     PeerState(final int id, final boolean voting)
     {
         this.id = id;
@@ -34,5 +43,6 @@ final class PeerState
         lastHeardNs = nowNs;
         lastSentNs = 0;
         resetSequence = sequence;
+        installPosition = -1;
     }
 }

@@ -27,6 +27,31 @@ public interface RaftLog extends AutoCloseable
 
     long startPosition();
 
+    /**
+     * @return term of the frame that ends at {@link #startPosition()} (0 at the very start): what the consistency
+     * check compares when a leader sends from there, and the last term of an empty log.
+     */
+    long startTerm();
+
+    /**
+     * Drop whole stored units below a position, once a durable snapshot covers them. The term at the new start is
+     * made durable before anything is deleted.
+     *
+     * @param position nothing below it is needed any more (at most the commit position).
+     * @param termAt   term of the frame ending at a position.
+     * @return the new {@link #startPosition()}.
+     */
+    long purge(long position, java.util.function.LongUnaryOperator termAt);
+
+    /**
+     * Discard the whole log and start it again, empty, at a position: after a snapshot covering that position was
+     * installed from the leader, and the old log no longer joins up with it.
+     *
+     * @param position where the log now starts (a snapshot's position).
+     * @param term     term of the entry ending there.
+     */
+    void reset(long position, long term);
+
     long pendingPosition();
 
     long appendedPosition();

@@ -93,6 +93,12 @@ final class TermIndex
         return -1;
     }
 
+    void clear()
+    {
+        terms.clear();
+        starts.clear();
+    }
+
     void truncate(final long position)
     {
         while (!starts.isEmpty() && starts.getLong(starts.size() - 1) >= position)

@@ -80,4 +80,16 @@ public interface ClusteredService
      * @param cluster as passed to {@link #onStart}.
      */
     void onTerminate(Cluster cluster);
+
+    /**
+     * A hash of the service's replicated state, for checking replicas against each other ({@code lockstep tool
+     * status} prints it with the position it was taken at). Replicas at the same log position must return the same
+     * value. The default, 0, opts out.
+     *
+     * @return the hash.
+     */
+    default long stateHash()
+    {
+        return 0;
+    }
 }

@@ -143,6 +143,55 @@ public final class EgressBuffer
         return nextSequence;
     }
 
+    /**
+     * @return the ring's bytes, for a snapshot (with {@link #head}, {@link #tail} and {@link #used}).
+     */
+    DirectBuffer ring()
+    {
+        return ring;
+    }
+
+    int capacity()
+    {
+        return capacity;
+    }
+
+    int head()
+    {
+        return head;
+    }
+
+    int tail()
+    {
+        return tail;
+    }
+
+    int used()
+    {
+        return used;
+    }
+
+    /**
+     * Take the state a snapshot recorded.
+     */
+    void restore(
+        final long firstSequence, final long nextSequence, final int head, final int tail, final int used,
+        final DirectBuffer bytes, final int offset, final int length)
+    {
+        if (length != capacity || head < 0 || head >= capacity || tail < 0 || tail >= capacity || used < 0 ||
+            used > capacity || firstSequence > nextSequence)
+        {
+            throw new IllegalStateException("snapshot egress buffer does not fit: capacity " + length + " (this " +
+                "member keeps " + capacity + "), head " + head + ", tail " + tail + ", used " + used);
+        }
+        ring.putBytes(0, bytes, offset, length);
+        this.firstSequence = firstSequence;
+        this.nextSequence = nextSequence;
+        this.head = head;
+        this.tail = tail;
+        this.used = used;
+    }
+
     private void makeRoom(final int bytes)
     {
         while (capacity - used < bytes)

@@ -9,6 +9,9 @@ import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.consensus.RaftLog;
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.log.ClusterAction;
+import io.lockstep.consensus.log.ClusterActionRequestDecoder;
 import io.lockstep.consensus.log.MessageHeaderDecoder;
 import io.lockstep.consensus.log.SessionCloseDecoder;
 import io.lockstep.consensus.log.SessionMessageDecoder;
@@ -32,8 +35,10 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * leader acts on. A service that throws is not caught here: the error stops the member, because a replica that
  * skipped an entry could no longer be trusted to agree with the others.
  * <p>
- * Draft for the services-and-clients work: consensus does not yet append these entries from client ingress, and
- * snapshots (cluster action SNAPSHOT) come with the snapshot work.
+ * Snapshots: a cluster-action SNAPSHOT entry makes every member serialise the container's state and the service's
+ * into a {@link SnapshotImage} at the position after that entry: the same state at the same position everywhere.
+ * Serialising is the only pause the service sees; the image goes to a {@link SnapshotTaken} listener, which writes
+ * it out in the background.
  */
 public final class ServiceContainer implements Cluster
 {
@@ -58,6 +63,13 @@ public final class ServiceContainer implements Cluster
         /** The service asked to close a session: the leader appends a session-close entry. */
         void onCloseRequested(long sessionId);
 
+    }
+
+    /** Receives each snapshot image as soon as it is taken. */
+    @FunctionalInterface
+    public interface SnapshotTaken
+    {
+        void onSnapshotTaken(SnapshotImage image, long pauseNs);
     }
 
     private final class Session implements ClientSession
@@ -113,6 +125,13 @@ public final class ServiceContainer implements Cluster
     private final TimerEventDecoder timerEvent = new TimerEventDecoder();
     private final ServiceMessageDecoder serviceMessage = new ServiceMessageDecoder();
     private final BlockHandler blockHandler = this::onBlock;
+    private final ClusterActionRequestDecoder clusterAction = new ClusterActionRequestDecoder();
+    private final ContainerSnapshot containerSnapshot = new ContainerSnapshot();
+    private org.agrona.concurrent.NanoClock pauseClock = () -> 0;
+    private SnapshotTaken snapshotTaken;
+    private long lastSnapshotPosition = -1;
+    private int lastImageLength = 64 * 1024;
+    private long entryTerm;
     private ClusterRole role = ClusterRole.FOLLOWER;
     private long appliedPosition;
     private long entryTimestamp;
@@ -160,6 +179,48 @@ public final class ServiceContainer implements Cluster
     public void start(final SnapshotReader snapshot)
     {
         service.onStart(this, snapshot);
+    }
+
+    /**
+     * Start from a snapshot: restore the container's state from the image's front, then start the service with a
+     * reader over the rest. Applying continues after the snapshot's position.
+     */
+    public void startFrom(final SnapshotImage image)
+    {
+        if (appliedPosition > image.logPosition() || !sessions.sessions().isEmpty())
+        {
+            throw new IllegalStateException("a snapshot is loaded into a fresh container only");
+        }
+        final SnapshotImage.Reader reader = image.reader();
+        containerSnapshot.read(reader, sessions, timers, serviceMessages);
+        clientSessions.clear();
+        for (final SessionTable.Session s : sessions.sessions())
+        {
+            clientSessions.put(s.id(), new Session(s));
+        }
+        appliedPosition = image.logPosition();
+        entryEndPosition = image.logPosition();
+        entryTimestamp = image.timestamp();
+        lastSnapshotPosition = image.logPosition();
+        service.onStart(this, reader);
+    }
+
+    /**
+     * @param listener receives every snapshot this container takes.
+     * @param clock    measures the pause taking it costs (reported, never part of the state).
+     */
+    public void onSnapshotTaken(final SnapshotTaken listener, final org.agrona.concurrent.NanoClock clock)
+    {
+        this.snapshotTaken = listener;
+        this.pauseClock = clock;
+    }
+
+    /**
+     * @return position of the last snapshot taken or loaded (replicated: the same on every member), or -1.
+     */
+    public long lastSnapshotPosition()
+    {
+        return lastSnapshotPosition;
     }
 
     /**
@@ -310,6 +371,7 @@ public final class ServiceContainer implements Cluster
             }
             final int aligned = FrameDescriptor.alignedLength(frameLength);
             entryEndPosition = position + aligned;
+            entryTerm = buffer.getLong(o + FrameDescriptor.TERM_OFFSET, LITTLE_ENDIAN);
             applyEntry(type, buffer, o + HEADER_LENGTH, frameLength - HEADER_LENGTH);
             position += aligned;
             o += aligned;
@@ -338,9 +400,10 @@ public final class ServiceContainer implements Cluster
             case SessionCloseDecoder.TEMPLATE_ID -> onSessionClose(buffer, body);
             case TimerEventDecoder.TEMPLATE_ID -> onTimerEvent(buffer, body);
             case ServiceMessageDecoder.TEMPLATE_ID -> onServiceMessage(buffer, body);
+            case ClusterActionRequestDecoder.TEMPLATE_ID -> onClusterAction(buffer, body);
             default ->
             {
-                // Cluster actions arrive with the snapshot work.
+                // A newer entry type this container does not know: nothing for the service.
             }
         }
     }
@@ -413,6 +476,30 @@ public final class ServiceContainer implements Cluster
         if (timers.fire(timerEvent.correlationId(), timerEvent.deadline()))
         {
             service.onTimerEvent(timerEvent.correlationId(), entryTimestamp);
+        }
+    }
+
+    private void onClusterAction(final DirectBuffer buffer, final int body)
+    {
+        clusterAction.wrap(buffer, body, header.blockLength(), header.version());
+        entryTimestamp = clusterAction.timestamp();
+        if (ClusterAction.SNAPSHOT == clusterAction.action())
+        {
+            takeSnapshot();
+        }
+    }
+
+    private void takeSnapshot()
+    {
+        final long startNs = pauseClock.nanoTime();
+        final SnapshotImage image = new SnapshotImage(entryEndPosition, entryTerm, entryTimestamp, lastImageLength);
+        containerSnapshot.write(image, sessions, timers, serviceMessages);
+        service.onTakeSnapshot(image);
+        lastImageLength = image.encodedLength() + 64 * 1024;
+        lastSnapshotPosition = entryEndPosition;
+        if (null != snapshotTaken)
+        {
+            snapshotTaken.onSnapshotTaken(image, pauseClock.nanoTime() - startNs);
         }
     }
 

@@ -2,35 +2,87 @@ package io.lockstep.consensus.service;
 
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.RaftLog;
-import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.ServiceHooks;
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.SnapshotStorage;
+import io.lockstep.consensus.log.ClusterAction;
+import io.lockstep.consensus.log.ClusterActionRequestEncoder;
+import io.lockstep.consensus.log.MessageHeaderEncoder;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.function.Supplier;
 
 /**
  * A member running a service: consensus, the service container and client sessions in one duty cycle (the SHARED
  * threading mode: one thread per member, which suits a two-core machine). Consensus first (messages in, replication,
- * commit), then the container applies what is newly committed, then the session layer does its leader duties, and
- * what they sent is flushed.
+ * commit), then the container applies what is newly committed, then the session layer does its leader duties, then
+ * snapshot duties, and what they sent is flushed.
+ * <p>
+ * Snapshots: the leader appends a cluster-action SNAPSHOT entry every {@code intervalBytes} of log (and when a tool
+ * asks); every member takes its snapshot when it applies that entry; the image is written by the storage in the
+ * background; once durable, older snapshots beyond {@code keep} are deleted and the log below the oldest one kept is
+ * purged (see {@link ConsensusAgent#compactLog} for the bound lagging followers put on that).
  */
-public final class ServiceMember implements Agent
+public final class ServiceMember implements Agent, ServiceHooks
 {
-    private final ConsensusAgent consensus;
-    private final ServiceContainer container;
-    private final SessionIngress sessions;
-    private final Transport transport;
+    private static final System.Logger LOGGER = System.getLogger(ServiceMember.class.getName());
+    private static final int MAX_TOOL_REQUESTS = 16;
 
     /**
-     * @param consensus         this member's consensus agent.
-     * @param transport         the transport the consensus agent uses.
-     * @param log               the consensus agent's log.
-     * @param service           the user's service.
-     * @param sessionTimeoutNs  silent sessions are closed after this.
-     * @param maxSessions       bound on open sessions.
-     * @param egressBufferBytes bytes of recent egress kept per session for resending after a failover.
-     * @param maxTimers         bound on scheduled timers.
-     * @param idleStrategy      handed to the service.
+     * @param intervalBytes a snapshot every this many bytes of log; 0 for none but those asked for.
+     * @param keep          snapshots kept (at least 1); the log below the oldest kept is purged.
+     * @param pauseClock    measures the services' pause while a snapshot is taken (reported only).
+     */
+    public record SnapshotSettings(long intervalBytes, int keep, NanoClock pauseClock)
+    {
+        public SnapshotSettings
+        {
+            if (intervalBytes < 0 || keep < 1)
+            {
+                throw new IllegalArgumentException("snapshot interval must be >= 0 and keep >= 1: " + intervalBytes +
+                    ", " + keep);
+            }
+        }
+    }
+
+    private final ConsensusAgent consensus;
+    private final Transport transport;
+    private final RaftLog log;
+    private final Supplier<ClusteredService> serviceFactory;
+    private final SnapshotStorage storage;
+    private final SnapshotSettings settings;
+    private final long sessionTimeoutNs;
+    private final int maxSessions;
+    private final int egressBufferBytes;
+    private final int maxTimers;
+    private final IdleStrategy idleStrategy;
+    private final UnsafeBuffer actionBuffer = new UnsafeBuffer(new byte[64]);
+    private final ClusterActionRequestEncoder actionEncoder = new ClusterActionRequestEncoder();
+    private final MessageHeaderEncoder actionHeader = new MessageHeaderEncoder();
+    private final int[] toolEndpoints = new int[MAX_TOOL_REQUESTS];
+    private final long[] toolCorrelationIds = new long[MAX_TOOL_REQUESTS];
+    private final long[] toolPositions = new long[MAX_TOOL_REQUESTS];
+    private int toolRequests;
+
+    private ClusteredService service;
+    private ServiceContainer container;
+    private SessionIngress sessions;
+    private SnapshotImage pendingImage;
+    private long requestedSnapshotAt = -1;
+    private long retainedFor = -1;
+    private long snapshotsTaken;
+    private long lastPauseNs;
+    private long maxPauseNs;
+    private int lastImageLength;
+
+    /**
+     * A member without snapshots, running one service instance.
      */
     public ServiceMember(
         final ConsensusAgent consensus,
@@ -43,14 +95,99 @@ public final class ServiceMember implements Agent
         final int maxTimers,
         final IdleStrategy idleStrategy)
     {
+        this(consensus, transport, log, oneInstance(service), null, new SnapshotSettings(0, 1, () -> 0),
+            sessionTimeoutNs, maxSessions, egressBufferBytes, maxTimers, idleStrategy);
+    }
+
+    /**
+     * @param consensus         this member's consensus agent.
+     * @param transport         the transport the consensus agent uses.
+     * @param log               the consensus agent's log.
+     * @param serviceFactory    makes the user's service: once at start, and again when a snapshot is installed.
+     * @param storage           the member's snapshots, or null for none.
+     * @param settings          when to take snapshots and how many to keep.
+     * @param sessionTimeoutNs  silent sessions are closed after this.
+     * @param maxSessions       bound on open sessions.
+     * @param egressBufferBytes bytes of recent egress kept per session for resending after a failover.
+     * @param maxTimers         bound on scheduled timers.
+     * @param idleStrategy      handed to the service.
+     */
+    public ServiceMember(
+        final ConsensusAgent consensus,
+        final Transport transport,
+        final RaftLog log,
+        final Supplier<ClusteredService> serviceFactory,
+        final SnapshotStorage storage,
+        final SnapshotSettings settings,
+        final long sessionTimeoutNs,
+        final int maxSessions,
+        final int egressBufferBytes,
+        final int maxTimers,
+        final IdleStrategy idleStrategy)
+    {
         this.consensus = consensus;
         this.transport = transport;
-        this.sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
-        this.container = new ServiceContainer(consensus.memberId(), service, log, log.startPosition(),
-            new SessionTable(maxSessions, egressBufferBytes), new TimerTable(maxTimers), sessions, idleStrategy);
+        this.log = log;
+        this.serviceFactory = serviceFactory;
+        this.storage = storage;
+        this.settings = settings;
+        this.sessionTimeoutNs = sessionTimeoutNs;
+        this.maxSessions = maxSessions;
+        this.egressBufferBytes = egressBufferBytes;
+        this.maxTimers = maxTimers;
+        this.idleStrategy = idleStrategy;
+
+        final SnapshotStorage.Loaded loaded = null == storage ? null : storage.loadLatest();
+        if (null != loaded)
+        {
+            consensus.startFromSnapshot(loaded.image().logPosition(), loaded.image().term());
+            LOGGER.log(System.Logger.Level.INFO, "member {0} starts from snapshot {1} at position {2}",
+                consensus.memberId(), loaded.description(), loaded.image().logPosition());
+        }
+        else if (log.startPosition() > 0)
+        {
+            throw new IllegalStateException("member " + consensus.memberId() + ": the log starts at " +
+                log.startPosition() + " (purged) and no usable snapshot covers what came before; to rejoin from " +
+                "the leader's snapshot, move this member's data directory away and start it empty");
+        }
+        consensus.attachService(storage, this);
+        startContainer(null == loaded ? null : loaded.image());
+    }
+
+    private static Supplier<ClusteredService> oneInstance(final ClusteredService service)
+    {
+        final ClusteredService[] once = { service };
+        return () ->
+        {
+            if (null == once[0])
+            {
+                throw new IllegalStateException("installing a snapshot needs a new service instance: give the " +
+                    "member a service factory");
+            }
+            final ClusteredService s = once[0];
+            once[0] = null;
+            return s;
+        };
+    }
+
+    private void startContainer(final SnapshotImage image)
+    {
+        service = serviceFactory.get();
+        sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
+        container = new ServiceContainer(consensus.memberId(), service, log,
+            null == image ? log.startPosition() : image.logPosition(), new SessionTable(maxSessions, egressBufferBytes),
+            new TimerTable(maxTimers), sessions, idleStrategy);
         sessions.container(container);
         consensus.clientIngress(sessions);
-        container.start(null);
+        container.onSnapshotTaken(this::onSnapshotTaken, settings.pauseClock());
+        if (null == image)
+        {
+            container.start(null);
+        }
+        else
+        {
+            container.startFrom(image);
+        }
     }
 
     public int doWork()
@@ -64,14 +201,158 @@ public final class ServiceMember implements Agent
         });
         work += container.apply(consensus.commitPosition(), 1 << 20);
         work += sessions.doWork();
+        if (null != storage)
+        {
+            work += snapshotDuties();
+        }
         work += transport.flush(consensus.nowNs());
         return work;
     }
+
+    private int snapshotDuties()
+    {
+        int work = 0;
+        if (null != pendingImage && !storage.isWriting())
+        {
+            storage.write(pendingImage);
+            pendingImage = null;
+            work++;
+        }
+        final long durable = storage.durablePosition();
+        if (durable > retainedFor)
+        {
+            retainedFor = durable;
+            final long oldestKept = storage.retain(settings.keep());
+            consensus.compactLog(oldestKept);
+            work++;
+        }
+        if (toolRequests > 0)
+        {
+            work += answerToolRequests(durable);
+        }
+        if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+        {
+            requestedSnapshotAt = -1;
+        }
+        else if (settings.intervalBytes() > 0 && container.lastSnapshotPosition() >= requestedSnapshotAt &&
+            consensus.logPosition() - Math.max(0, container.lastSnapshotPosition()) >= settings.intervalBytes())
+        {
+            requestedSnapshotAt = appendSnapshotAction();
+            work++;
+        }
+        return work;
+    }
+
+    private long appendSnapshotAction()
+    {
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + actionEncoder
+            .wrapAndApplyHeader(actionBuffer, 0, actionHeader)
+            .timestamp(consensus.nowNs())
+            .action(ClusterAction.SNAPSHOT)
+            .encodedLength();
+        return consensus.appendLogEntry(ClusterActionRequestEncoder.TEMPLATE_ID, actionBuffer, 0, length);
+    }
+
+    private int answerToolRequests(final long durable)
+    {
+        int answered = 0;
+        for (int i = toolRequests - 1; i >= 0; i--)
+        {
+            if (toolPositions[i] <= durable)
+            {
+                consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], true, durable);
+            }
+            else if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+            {
+                consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], false, -1);
+            }
+            else
+            {
+                continue;
+            }
+            answered++;
+            toolRequests--;
+            toolEndpoints[i] = toolEndpoints[toolRequests];
+            toolCorrelationIds[i] = toolCorrelationIds[toolRequests];
+            toolPositions[i] = toolPositions[toolRequests];
+        }
+        return answered;
+    }
+
+    private void onSnapshotTaken(final SnapshotImage image, final long pauseNs)
+    {
+        snapshotsTaken++;
+        lastPauseNs = pauseNs;
+        maxPauseNs = Math.max(maxPauseNs, pauseNs);
+        lastImageLength = image.encodedLength();
+        LOGGER.log(System.Logger.Level.DEBUG, "member {0} took snapshot at {1}: {2} bytes, services paused {3} us",
+            consensus.memberId(), image.logPosition(), image.encodedLength(), pauseNs / 1000);
+        if (null == storage)
+        {
+            return;
+        }
+        if (storage.isWriting())
+        {
+            // One waits; a newer one replaces it (the older would be obsolete by the time it was written).
+            pendingImage = image;
+        }
+        else
+        {
+            storage.write(image);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- ServiceHooks
+
+    public long appliedPosition()
+    {
+        return container.appliedPosition();
+    }
+
+    public long stateHash()
+    {
+        return container.stateHash() * 31 + service.stateHash();
+    }
+
+    public void onSnapshotRequest(final int endpoint, final long correlationId)
+    {
+        if (toolRequests >= MAX_TOOL_REQUESTS)
+        {
+            consensus.answerTool(endpoint, correlationId, false, -1);
+            return;
+        }
+        final long position = appendSnapshotAction();
+        if (position < 0)
+        {
+            consensus.answerTool(endpoint, correlationId, false, -1);
+            return;
+        }
+        toolEndpoints[toolRequests] = endpoint;
+        toolCorrelationIds[toolRequests] = correlationId;
+        toolPositions[toolRequests] = position;
+        toolRequests++;
+    }
+
+    public void onSnapshotInstalled(final SnapshotStorage.Loaded snapshot)
+    {
+        service.onTerminate(container);
+        pendingImage = null;
+        retainedFor = -1;
+        startContainer(snapshot.image());
+        LOGGER.log(System.Logger.Level.INFO, "member {0} restarted its service from the installed snapshot at {1}",
+            consensus.memberId(), snapshot.image().logPosition());
+    }
+
+    // ---------------------------------------------------------------------------------------------- lifecycle
 
     public void onClose()
     {
         container.terminate();
         consensus.onClose();
+        if (null != storage)
+        {
+            storage.close();
+        }
     }
 
     public String roleName()
@@ -87,5 +368,36 @@ public final class ServiceMember implements Agent
     public ServiceContainer container()
     {
         return container;
+    }
+
+    public ClusteredService service()
+    {
+        return service;
+    }
+
+    /**
+     * @return snapshots this member has taken.
+     */
+    public long snapshotsTaken()
+    {
+        return snapshotsTaken;
+    }
+
+    /**
+     * @return the services' pause while the last snapshot was taken, in nanoseconds.
+     */
+    public long lastSnapshotPauseNs()
+    {
+        return lastPauseNs;
+    }
+
+    public long maxSnapshotPauseNs()
+    {
+        return maxPauseNs;
+    }
+
+    public int lastSnapshotLength()
+    {
+        return lastImageLength;
     }
 }

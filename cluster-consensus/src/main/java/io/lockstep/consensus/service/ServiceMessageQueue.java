@@ -93,6 +93,34 @@ public final class ServiceMessageQueue
     /**
      * @return the id of the oldest queued message, or the next id when empty.
      */
+    long nextId()
+    {
+        return nextId;
+    }
+
+    /**
+     * Start from a snapshot: the queue must be empty; messages are then added with {@link #restoreMessage}.
+     */
+    void restoreNextId(final long nextId)
+    {
+        if (!queue.isEmpty())
+        {
+            throw new IllegalStateException("restore into a queue that holds messages");
+        }
+        this.nextId = nextId;
+    }
+
+    void restoreMessage(final long id, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (id >= nextId || (!queue.isEmpty() && id <= queue.peekLast().id) || queue.size() >= maxMessages)
+        {
+            throw new IllegalStateException("snapshot service message " + id + " does not fit the queue");
+        }
+        final byte[] payload = new byte[length];
+        buffer.getBytes(offset, payload);
+        queue.addLast(new Message(id, payload));
+    }
+
     public long headId()
     {
         return queue.isEmpty() ? nextId : queue.peekFirst().id;

@@ -133,6 +133,44 @@ public final class SessionTable
         return sessionId < nextSessionId && !sessions.containsKey(sessionId);
     }
 
+    long nextSessionId()
+    {
+        return nextSessionId;
+    }
+
+    int egressCapacity()
+    {
+        return egressCapacity;
+    }
+
+    /**
+     * Start from a snapshot: the table must be empty.
+     */
+    void restoreNextSessionId(final long nextSessionId)
+    {
+        if (!sessions.isEmpty())
+        {
+            throw new IllegalStateException("restore into a table that holds sessions");
+        }
+        this.nextSessionId = nextSessionId;
+    }
+
+    /**
+     * Add a session a snapshot recorded.
+     */
+    Session restore(final long sessionId, final long appliedSequence)
+    {
+        if (sessionId >= nextSessionId || sessions.containsKey(sessionId) || sessions.size() >= maxSessions)
+        {
+            throw new IllegalStateException("snapshot session " + sessionId + " does not fit the table (next id " +
+                nextSessionId + ", " + sessions.size() + " of " + maxSessions + " open)");
+        }
+        final Session session = new Session(sessionId, egressCapacity);
+        session.appliedSequence = appliedSequence;
+        sessions.put(sessionId, session);
+        return session;
+    }
+
     public Session get(final long sessionId)
     {
         return sessions.get(sessionId);

@@ -104,6 +104,17 @@ public final class TimerTable
     /**
      * @return the deadline of a scheduled timer, or {@link Long#MIN_VALUE}.
      */
+    /**
+     * Visit every scheduled timer in deadline order (for a snapshot).
+     */
+    public void forEach(final DueTimerHandler handler)
+    {
+        for (final Due due : byDeadline)
+        {
+            handler.onDue(due.correlationId, due.deadline);
+        }
+    }
+
     public long deadline(final long correlationId)
     {
         return deadlines.get(correlationId);

@@ -94,8 +94,8 @@ class ArchiveLogClusterTest
     private void start(final int i)
     {
         final Path memberDir = dir.resolve("node" + i);
-        final ArchiveLog log = ArchiveLog.open(new ArchiveLogConfig().directory(memberDir.resolve("log"))
-            .segmentLength(SEGMENT).maxBatchLength(MAX_BATCH).durability(DurabilityPolicy.BATCH));
+        final ArchiveLogConfig log = new ArchiveLogConfig().directory(memberDir.resolve("log"))
+            .segmentLength(SEGMENT).maxBatchLength(MAX_BATCH).durability(DurabilityPolicy.BATCH);
         final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
             SimCluster.HEARTBEAT_NS, MAX_BATCH - 1024, 64 * 1024, 1024);
         network.setUp(i, true);

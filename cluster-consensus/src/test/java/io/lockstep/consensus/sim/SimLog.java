@@ -28,6 +28,8 @@ public final class SimLog implements RaftLog
     private long pending;
     private long appended;
     private long durable;
+    private long start;
+    private long startTerm;
 
     public SimLog(final int maxBatchLength)
     {
@@ -67,7 +69,11 @@ public final class SimLog implements RaftLog
         }
         final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
         copy.putBytes(0, data, 0, (int)end);
-        return new SimLog(maxBatchLength, copy, end);
+        final SimLog recovered = new SimLog(maxBatchLength, copy, end);
+        // Purges and resets are durable when they return.
+        recovered.start = start;
+        recovered.startTerm = startTerm;
+        return recovered;
     }
 
     DirectBuffer buffer()
@@ -77,7 +83,59 @@ public final class SimLog implements RaftLog
 
     public long startPosition()
     {
-        return 0;
+        return start;
+    }
+
+    public long startTerm()
+    {
+        return startTerm;
+    }
+
+    /** Purges in units of {@link #PURGE_UNIT} bytes, as archive-log does in segments. */
+    static final int PURGE_UNIT = 4096;
+
+    public long purge(final long position, final java.util.function.LongUnaryOperator termAt)
+    {
+        long target = position - position % PURGE_UNIT;
+        target = Math.min(target, appended);
+        if (target <= start)
+        {
+            return start;
+        }
+        // Move to a frame boundary at or below the target: the log starts at a frame.
+        long p = start;
+        while (p < target)
+        {
+            final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
+            if (next > target)
+            {
+                break;
+            }
+            p = next;
+        }
+        if (p <= start)
+        {
+            return start;
+        }
+        startTerm = termAt.applyAsLong(p);
+        start = p;
+        // What is purged is gone: poison it so a read below the start shows up as garbage in the checks.
+        data.setMemory(0, (int)p, (byte)0x5A);
+        return start;
+    }
+
+    public void reset(final long position, final long term)
+    {
+        if (pending != appended)
+        {
+            throw new IllegalStateException("flush before resetting");
+        }
+        data.setMemory(0, (int)Math.min(data.capacity(), Math.max(position, pending)), (byte)0x5A);
+        start = position;
+        startTerm = term;
+        pending = position;
+        appended = position;
+        durable = position;
     }
 
     public long pendingPosition()
@@ -150,7 +208,7 @@ public final class SimLog implements RaftLog
         {
             throw new IllegalStateException("flush before truncating");
         }
-        if (position > appended || position < 0)
+        if (position > appended || position < start)
         {
             throw new IllegalArgumentException("truncate " + position + " beyond " + appended);
         }
@@ -161,6 +219,10 @@ public final class SimLog implements RaftLog
 
     public int readBlock(final long position, final long limitPosition, final int maxBytes, final BlockHandler handler)
     {
+        if (position < start)
+        {
+            throw new ArchiveException(ArchiveException.Reason.PURGED, null, position, "log starts at " + start);
+        }
         final long bound = Math.min(limitPosition, appended);
         long end = position;
         while (end < bound)
@@ -182,7 +244,7 @@ public final class SimLog implements RaftLog
 
     public void scan(final FrameVisitor visitor)
     {
-        long p = 0;
+        long p = start;
         while (p < appended)
         {
             final int frameLength = data.getInt((int)p, LITTLE_ENDIAN);

@@ -1,0 +1,459 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.RecordingLog;
+import io.lockstep.archive.codecs.RecordingType;
+import io.lockstep.archive.SnapshotInfo;
+import io.lockstep.archive.SnapshotStore;
+import io.lockstep.archive.SnapshotWriter;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Snapshots as files, through archive-log: each image becomes one snapshot in the {@link SnapshotStore} (service id 0:
+ * the container's state and the service's, in one file at one position) and a record in the {@link RecordingLog},
+ * added only once the file is complete and durable.
+ * <p>
+ * Writing happens on one background thread of this class, outside the member's duty cycle: that is what keeps the
+ * services' pause down to serialising state into memory. The recording log is written by that thread while it
+ * writes, and by the member's thread only when no write is under way (install and retain wait for it).
+ */
+public final class FileSnapshotStorage implements SnapshotStorage
+{
+    private static final System.Logger LOGGER = System.getLogger(FileSnapshotStorage.class.getName());
+    private static final int SERVICE_ID = 0;
+    private static final String INSTALL_FILE = "install.tmp";
+
+    private final Path directory;
+    private final SnapshotStore store;
+    private final RecordingLog recordingLog;
+    private final ExecutorService writer;
+    private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
+    private volatile boolean writing;
+    private volatile RuntimeException writeError;
+    private volatile long durablePosition = -1;
+    private volatile long durableTerm;
+    private volatile long durableLength;
+    private volatile long lastWriteNs;
+    private FileChannel streamChannel;
+    private long streamPosition = -1;
+    private FileChannel installChannel;
+    private long installPosition;
+    private long installTerm;
+    private long installLength;
+    private long installed;
+
+    /**
+     * @param directory the member's data directory: snapshots go in {@code snapshots/}, the recording log beside.
+     */
+    public FileSnapshotStorage(final Path directory)
+    {
+        this.directory = directory;
+        this.store = SnapshotStore.open(directory.resolve("snapshots"));
+        this.recordingLog = RecordingLog.open(directory);
+        removeUnrecorded();
+        final RecordingLog.Entry latest = recordingLog.latestSnapshot(SERVICE_ID);
+        if (null != latest)
+        {
+            setDurable(latest.position(), latest.term(), latest.location());
+        }
+        writer = Executors.newSingleThreadExecutor(r ->
+        {
+            final Thread t = new Thread(r, "lockstep-snapshot-writer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public boolean isWriting()
+    {
+        checkWriteError();
+        return writing;
+    }
+
+    public void write(final SnapshotImage image)
+    {
+        checkWriteError();
+        if (writing)
+        {
+            throw new IllegalStateException("a snapshot write is already under way");
+        }
+        writing = true;
+        writer.execute(() ->
+        {
+            final long startNs = System.nanoTime();
+            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(), image.timestamp()))
+            {
+                image.forEachFragment(out::append);
+                final SnapshotInfo info = out.complete();
+                recordingLog.appendSnapshot(image.term(), image.logPosition(), SERVICE_ID, image.timestamp(),
+                    info.location());
+                setDurable(image.logPosition(), image.term(), info.location());
+                lastWriteNs = System.nanoTime() - startNs;
+                LOGGER.log(System.Logger.Level.INFO, "snapshot at {0} durable: {1} bytes written in {2} ms",
+                    image.logPosition(), durableLength, TimeUnit.NANOSECONDS.toMillis(lastWriteNs));
+            }
+            catch (final RuntimeException ex)
+            {
+                writeError = ex;
+            }
+            finally
+            {
+                writing = false;
+            }
+        });
+    }
+
+    public long durablePosition()
+    {
+        return durablePosition;
+    }
+
+    public long durableTerm()
+    {
+        return durableTerm;
+    }
+
+    public long durableLength()
+    {
+        return durableLength;
+    }
+
+    /**
+     * @return how long the last background write took, in nanoseconds.
+     */
+    public long lastWriteNs()
+    {
+        return lastWriteNs;
+    }
+
+    public Loaded loadLatest()
+    {
+        final List<RecordingLog.Entry> snapshots = snapshotRecords();
+        for (int i = snapshots.size() - 1; i >= 0; i--)
+        {
+            final RecordingLog.Entry entry = snapshots.get(i);
+            try
+            {
+                final SnapshotImage image = readImage(entry.location());
+                return new Loaded(image, entry.location());
+            }
+            catch (final ArchiveException ex)
+            {
+                LOGGER.log(System.Logger.Level.ERROR, "snapshot {0} at position {1} is unusable ({2}); trying the " +
+                    "one before it", entry.location(), entry.position(), ex.getMessage());
+            }
+        }
+        return null;
+    }
+
+    public int read(
+        final long logPosition, final long offset, final MutableDirectBuffer dst, final int dstOffset, final int maxLength)
+    {
+        try
+        {
+            if (streamPosition != logPosition)
+            {
+                closeStream();
+                final String location = locationOf(logPosition);
+                if (null == location)
+                {
+                    return -1;
+                }
+                streamChannel = FileChannel.open(store.directory().resolve(location), StandardOpenOption.READ);
+                streamPosition = logPosition;
+            }
+            readBuffer.clear().limit(Math.min(maxLength, readBuffer.capacity()));
+            final int read = streamChannel.read(readBuffer, offset);
+            if (read <= 0)
+            {
+                return 0;
+            }
+            dst.putBytes(dstOffset, readBuffer.flip(), 0, read);
+            return read;
+        }
+        catch (final IOException ex)
+        {
+            // Deleted by retention while being streamed: the follower is sent the newer one.
+            closeStream();
+            return -1;
+        }
+    }
+
+    public void beginInstall(final long logPosition, final long term, final long totalLength)
+    {
+        abortInstall();
+        try
+        {
+            installChannel = FileChannel.open(store.directory().resolve(INSTALL_FILE), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot create " + store.directory().resolve(INSTALL_FILE), ex);
+        }
+        installPosition = logPosition;
+        installTerm = term;
+        installLength = totalLength;
+        installed = 0;
+    }
+
+    public void installChunk(final DirectBuffer buffer, final int offset, final int length)
+    {
+        final ByteBuffer bytes = ByteBuffer.allocate(length);
+        buffer.getBytes(offset, bytes, length);
+        bytes.flip();
+        try
+        {
+            while (bytes.hasRemaining())
+            {
+                installChannel.write(bytes);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot write " + store.directory().resolve(INSTALL_FILE), ex);
+        }
+        installed += length;
+    }
+
+    public Loaded completeInstall()
+    {
+        awaitWrite();
+        final Path tmp = store.directory().resolve(INSTALL_FILE);
+        final String location = "snapshot-" + installPosition + "-" + SERVICE_ID + "-" + installTerm + ".snap";
+        try
+        {
+            if (installed != installLength)
+            {
+                throw new IllegalStateException("installed " + installed + " of " + installLength + " bytes");
+            }
+            installChannel.force(true);
+            installChannel.close();
+            installChannel = null;
+            final SnapshotImage image = readImage(INSTALL_FILE);
+            if (image.logPosition() != installPosition || image.term() != installTerm)
+            {
+                throw new ArchiveException(ArchiveException.Reason.CORRUPT_SNAPSHOT, tmp, 0, "installed snapshot is " +
+                    "for position " + image.logPosition() + " term " + image.term() + ", expected " +
+                    installPosition + " term " + installTerm);
+            }
+            Files.move(tmp, store.directory().resolve(location), StandardCopyOption.ATOMIC_MOVE);
+            fsyncDirectory(store.directory());
+            recordingLog.appendSnapshot(installTerm, installPosition, SERVICE_ID, image.timestamp(), location);
+            setDurable(installPosition, installTerm, location);
+            return new Loaded(image, location + " (installed from the leader)");
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot complete installed snapshot " + location, ex);
+        }
+    }
+
+    public long retain(final int keep)
+    {
+        if (keep < 1)
+        {
+            throw new IllegalArgumentException("keep at least one snapshot: " + keep);
+        }
+        awaitWrite();
+        final List<RecordingLog.Entry> snapshots = snapshotRecords();
+        final int drop = Math.max(0, snapshots.size() - keep);
+        for (int i = 0; i < drop; i++)
+        {
+            final String location = snapshots.get(i).location();
+            recordingLog.removeSnapshot(location);
+            if (snapshots.get(i).position() == streamPosition)
+            {
+                closeStream();
+            }
+            store.delete(location);
+        }
+        return snapshots.isEmpty() ? -1 : snapshots.get(drop).position();
+    }
+
+    public void close()
+    {
+        writer.shutdown();
+        try
+        {
+            writer.awaitTermination(1, TimeUnit.MINUTES);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        closeStream();
+        abortInstall();
+    }
+
+    private SnapshotImage readImage(final String location)
+    {
+        try (io.lockstep.archive.SnapshotReader reader = store.openReader(location))
+        {
+            final SnapshotInfo info = reader.info();
+            final SnapshotImage image = new SnapshotImage(info.logPosition(), info.term(), info.timestamp(),
+                (int)Math.min(Integer.MAX_VALUE - 64, Math.max(64, SnapshotStoreSize.of(store, location))));
+            while (!reader.isDone())
+            {
+                reader.poll(image::append, 64);
+            }
+            return image;
+        }
+    }
+
+    private List<RecordingLog.Entry> snapshotRecords()
+    {
+        final List<RecordingLog.Entry> result = new ArrayList<>();
+        for (final RecordingLog.Entry entry : recordingLog.entries())
+        {
+            if (RecordingType.SNAPSHOT == entry.type() && SERVICE_ID == entry.serviceId())
+            {
+                result.add(entry);
+            }
+        }
+        result.sort((a, b) -> Long.compare(a.position(), b.position()));
+        return result;
+    }
+
+    private String locationOf(final long logPosition)
+    {
+        for (final RecordingLog.Entry entry : snapshotRecords())
+        {
+            if (entry.position() == logPosition)
+            {
+                return entry.location();
+            }
+        }
+        return null;
+    }
+
+    private void setDurable(final long position, final long term, final String location)
+    {
+        durableLength = SnapshotStoreSize.of(store, location);
+        durableTerm = term;
+        durablePosition = position;
+    }
+
+    /** Snapshot files left by a crash before they were recorded, and a half-received install, are removed. */
+    private void removeUnrecorded()
+    {
+        try (Stream<Path> files = Files.list(store.directory()))
+        {
+            for (final Path file : (Iterable<Path>)files::iterator)
+            {
+                final String name = file.getFileName().toString();
+                if (name.endsWith(".tmp") || (name.endsWith(".snap") && !isRecorded(name)))
+                {
+                    LOGGER.log(System.Logger.Level.INFO, "removing unrecorded snapshot file {0}", file);
+                    Files.deleteIfExists(file);
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot list " + store.directory(), ex);
+        }
+    }
+
+    private boolean isRecorded(final String location)
+    {
+        for (final RecordingLog.Entry entry : recordingLog.entries())
+        {
+            if (location.equals(entry.location()))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void awaitWrite()
+    {
+        while (writing)
+        {
+            Thread.onSpinWait();
+        }
+        checkWriteError();
+    }
+
+    private void checkWriteError()
+    {
+        final RuntimeException error = writeError;
+        if (null != error)
+        {
+            throw new IllegalStateException("snapshot write failed in " + directory + ": " + error.getMessage(), error);
+        }
+    }
+
+    private void closeStream()
+    {
+        if (null != streamChannel)
+        {
+            try
+            {
+                streamChannel.close();
+            }
+            catch (final IOException ignore)
+            {
+                // Read-only channel: nothing to lose.
+            }
+            streamChannel = null;
+        }
+        streamPosition = -1;
+    }
+
+    private void abortInstall()
+    {
+        if (null != installChannel)
+        {
+            try
+            {
+                installChannel.close();
+                Files.deleteIfExists(store.directory().resolve(INSTALL_FILE));
+            }
+            catch (final IOException ex)
+            {
+                LOGGER.log(System.Logger.Level.WARNING, "cannot remove abandoned install: {0}", ex.getMessage());
+            }
+            installChannel = null;
+        }
+    }
+
+    private static void fsyncDirectory(final Path dir) throws IOException
+    {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ))
+        {
+            channel.force(true);
+        }
+    }
+
+    private static final class SnapshotStoreSize
+    {
+        static long of(final SnapshotStore store, final String location)
+        {
+            try
+            {
+                return Files.size(store.directory().resolve(location));
+            }
+            catch (final IOException ex)
+            {
+                return 0;
+            }
+        }
+    }
+}

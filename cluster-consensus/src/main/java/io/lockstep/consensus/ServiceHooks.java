@@ -1,0 +1,29 @@
+package io.lockstep.consensus;
+
+/**
+ * What the consensus agent asks of the service layer running on the same member: its progress for status, tool
+ * snapshot requests, and a snapshot installed from the leader (after which the layer must start again from it).
+ */
+public interface ServiceHooks
+{
+    /**
+     * @return log position the service has applied.
+     */
+    long appliedPosition();
+
+    /**
+     * @return hash of the replicated state at {@link #appliedPosition()}.
+     */
+    long stateHash();
+
+    /**
+     * A tool asked this leader for a snapshot; answer with {@link ConsensusAgent#answerTool} once it is durable.
+     */
+    void onSnapshotRequest(int endpoint, long correlationId);
+
+    /**
+     * A snapshot from the leader is installed and the log now starts at its position: state applied so far is
+     * replaced by the snapshot's.
+     */
+    void onSnapshotInstalled(SnapshotStorage.Loaded snapshot);
+}

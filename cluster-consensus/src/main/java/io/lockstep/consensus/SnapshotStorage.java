@@ -1,0 +1,90 @@
+package io.lockstep.consensus;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * Where a member keeps its snapshots. Injected, like the log: the node writes files through archive-log's snapshot
+ * store and recording log ({@link FileSnapshotStorage}); the simulation keeps them in memory and loses what a crash
+ * would lose.
+ * <p>
+ * Writing is asynchronous so that the services pause only to serialise state into a {@link SnapshotImage}: {@link
+ * #write} hands the image over and returns at once; {@link #durablePosition()} moves when it is complete, durable and
+ * recorded. A snapshot is streamed to other members as opaque bytes (its stored form, self-checking), and a
+ * streamed-in snapshot is checked before it is used.
+ */
+public interface SnapshotStorage extends AutoCloseable
+{
+    /** A snapshot that was read, or installed, and passed its checks. */
+    record Loaded(SnapshotImage image, String description)
+    {
+    }
+
+    /**
+     * @return true while a write is under way (a new one must wait).
+     */
+    boolean isWriting();
+
+    /**
+     * Start writing an image durably. One at a time.
+     */
+    void write(SnapshotImage image);
+
+    /**
+     * @return log position of the newest complete, durable, recorded snapshot; -1 if none.
+     */
+    long durablePosition();
+
+    /**
+     * @return term at {@link #durablePosition()}.
+     */
+    long durableTerm();
+
+    /**
+     * @return stored length of the newest durable snapshot, in bytes.
+     */
+    long durableLength();
+
+    /**
+     * Load the newest snapshot that passes its checks; a damaged one is reported (logged, naming it) and the one
+     * before it is tried.
+     *
+     * @return the snapshot, or null if there is none.
+     */
+    Loaded loadLatest();
+
+    /**
+     * Read stored bytes of a snapshot, to stream it to another member.
+     *
+     * @return bytes read, or -1 if that snapshot is no longer kept.
+     */
+    int read(long logPosition, long offset, MutableDirectBuffer dst, int dstOffset, int maxLength);
+
+    /**
+     * Begin receiving a snapshot from the leader; drops any install under way.
+     */
+    void beginInstall(long logPosition, long term, long totalLength);
+
+    /**
+     * Take the next chunk of the snapshot being received, in order.
+     */
+    void installChunk(DirectBuffer buffer, int offset, int length);
+
+    /**
+     * Finish receiving: check it, make it durable and record it.
+     *
+     * @return the snapshot, loaded.
+     * @throws io.lockstep.archive.ArchiveException if it fails its checks (nothing is recorded).
+     */
+    Loaded completeInstall();
+
+    /**
+     * Keep the newest snapshots and delete the rest.
+     *
+     * @param keep how many to keep (at least 1).
+     * @return log position of the oldest snapshot kept, or -1 if none.
+     */
+    long retain(int keep);
+
+    void close();
+}
