@@ -698,7 +698,8 @@ public final class ConsensusAgent implements Agent
     private long agreedPosition(final AppendResponseDecoder response)
     {
         final long followerEnd = response.appendedPosition();
-        long agreed = Math.max(Math.min(response.commitPosition(), followerEnd), log.startPosition());
+        // May lie below this leader's log start: then the follower is sent the snapshot instead.
+        long agreed = Math.min(response.commitPosition(), followerEnd);
         final AppendResponseDecoder.TermStartsDecoder starts = response.termStarts();
         final int count = starts.count();
         long previousTerm = -1;

@@ -150,14 +150,18 @@ public final class FileSnapshotStorage implements SnapshotStorage
             try
             {
                 final SnapshotImage image = readImage(entry.location());
+                setDurable(entry.position(), entry.term(), entry.location());
                 return new Loaded(image, entry.location());
             }
             catch (final ArchiveException ex)
             {
-                LOGGER.log(System.Logger.Level.ERROR, "snapshot {0} at position {1} is unusable ({2}); trying the " +
-                    "one before it", entry.location(), entry.position(), ex.getMessage());
+                LOGGER.log(System.Logger.Level.ERROR, "snapshot {0} at position {1} is unusable ({2}); it is set " +
+                    "aside as {0}.damaged and the one before it is tried", entry.location(), entry.position(),
+                    ex.getMessage());
+                setAside(entry.location());
             }
         }
+        durablePosition = -1;
         return null;
     }
 
@@ -313,6 +317,25 @@ public final class FileSnapshotStorage implements SnapshotStorage
                 reader.poll(image::append, 64);
             }
             return image;
+        }
+    }
+
+    /**
+     * A damaged snapshot leaves the recording log (so retention no longer counts it as one of those kept) but its
+     * file stays, renamed, for whoever investigates.
+     */
+    private void setAside(final String location)
+    {
+        recordingLog.removeSnapshot(location);
+        try
+        {
+            Files.move(store.directory().resolve(location), store.directory().resolve(location + ".damaged"),
+                StandardCopyOption.REPLACE_EXISTING);
+        }
+        catch (final IOException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "cannot rename damaged snapshot {0}: {1}", location,
+                ex.getMessage());
         }
     }
 

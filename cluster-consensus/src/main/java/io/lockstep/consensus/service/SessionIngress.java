@@ -102,24 +102,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
      */
     public int doWork()
     {
-        final boolean leader = Role.LEADER == consensus.role();
-        if (leader != wasLeader)
-        {
-            wasLeader = leader;
-            endpointBySession.clear();
-            pendingOpens.clear();
-            closing.clear();
-            firing.clear();
-            lastHeardNs.clear();
-            serviceAppendedUpTo = 0;
-            if (leader)
-            {
-                for (final SessionTable.Session s : container.sessionTable().sessions())
-                {
-                    lastHeardNs.put(s.id(), consensus.nowNs());
-                }
-            }
-        }
+        final boolean leader = syncRole();
         if (!leader)
         {
             return 0;
@@ -158,13 +141,43 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         return true;
     }
 
+    /**
+     * Start or stop leader duties when the role changed. Called before anything else this layer does in a duty
+     * cycle: a client can connect in the very cycle its member became leader (consensus runs first), and what that
+     * connect set up must not be cleared afterwards.
+     *
+     * @return true if leader.
+     */
+    private boolean syncRole()
+    {
+        final boolean leader = Role.LEADER == consensus.role();
+        if (leader != wasLeader)
+        {
+            wasLeader = leader;
+            endpointBySession.clear();
+            pendingOpens.clear();
+            closing.clear();
+            firing.clear();
+            lastHeardNs.clear();
+            serviceAppendedUpTo = 0;
+            if (leader)
+            {
+                for (final SessionTable.Session s : container.sessionTable().sessions())
+                {
+                    lastHeardNs.put(s.id(), consensus.nowNs());
+                }
+            }
+        }
+        return leader;
+    }
+
     // ------------------------------------------------------------------------------------------ client messages
 
     public void onClientMessage(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
         header.wrap(buffer, offset);
         final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
-        if (Role.LEADER != consensus.role())
+        if (!syncRole())
         {
             if (header.templateId() == SessionConnectDecoder.TEMPLATE_ID)
             {

@@ -130,6 +130,7 @@ public final class SimLog implements RaftLog
         {
             throw new IllegalStateException("flush before resetting");
         }
+        data.checkLimit((int)position);
         data.setMemory(0, (int)Math.min(data.capacity(), Math.max(position, pending)), (byte)0x5A);
         start = position;
         startTerm = term;
