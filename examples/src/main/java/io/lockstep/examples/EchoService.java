@@ -18,6 +18,12 @@ public final class EchoService implements ClusteredService
 
     public void onStart(final Cluster cluster, final SnapshotReader snapshot)
     {
+        if (null != snapshot)
+        {
+            // One fragment: the count (the echo service keeps nothing else).
+            snapshot.poll((buffer, offset, length) -> echoed = buffer.getLong(offset, java.nio.ByteOrder.LITTLE_ENDIAN),
+                1);
+        }
     }
 
     public void onSessionOpen(final ClientSession session, final long timestamp)
@@ -46,6 +52,14 @@ public final class EchoService implements ClusteredService
 
     public void onTakeSnapshot(final SnapshotWriter writer)
     {
+        final org.agrona.concurrent.UnsafeBuffer buffer = new org.agrona.concurrent.UnsafeBuffer(new byte[8]);
+        buffer.putLong(0, echoed, java.nio.ByteOrder.LITTLE_ENDIAN);
+        writer.append(buffer, 0, 8);
+    }
+
+    public long stateHash()
+    {
+        return echoed;
     }
 
     public void onRoleChange(final ClusterRole newRole)

@@ -10,6 +10,12 @@ import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.examples.kv.codecs.KvOp;
 import io.lockstep.examples.kv.codecs.KvRequestDecoder;
 import io.lockstep.examples.kv.codecs.KvResponseEncoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotEntryDecoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotEntryEncoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotHeaderDecoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotHeaderEncoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotOpsDecoder;
+import io.lockstep.examples.kv.codecs.KvSnapshotOpsEncoder;
 import io.lockstep.examples.kv.codecs.MessageHeaderDecoder;
 import io.lockstep.examples.kv.codecs.MessageHeaderEncoder;
 import org.agrona.DirectBuffer;
@@ -24,7 +30,8 @@ import java.util.TreeMap;
 /**
  * A replicated key-value store: get, put and compare-and-set, answered to the asking session. It also counts any
  * operation (client id, op id) applied more than once and reports the count in every response: the exactly-once
- * claim, checked from outside. Snapshots arrive with the snapshot work.
+ * claim, checked from outside. Its snapshot holds the store, the duplicate count and the ids of applied operations
+ * (SBE fragments: a header, one fragment per entry, then the ids in groups).
  */
 public final class KeyValueService implements ClusteredService
 {
@@ -39,6 +46,44 @@ public final class KeyValueService implements ClusteredService
 
     public void onStart(final Cluster cluster, final SnapshotReader snapshot)
     {
+        if (null == snapshot)
+        {
+            return;
+        }
+        final long[] counts = new long[2];
+        next(snapshot, (buffer, offset, length) ->
+        {
+            wrapSnapshotHeader(buffer, offset, KvSnapshotHeaderDecoder.TEMPLATE_ID);
+            final KvSnapshotHeaderDecoder h = new KvSnapshotHeaderDecoder()
+                .wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            duplicatesSeen = h.duplicatesSeen();
+            counts[0] = h.entryCount();
+            counts[1] = h.opCount();
+        });
+        final KvSnapshotEntryDecoder entry = new KvSnapshotEntryDecoder();
+        for (long i = 0; i < counts[0]; i++)
+        {
+            next(snapshot, (buffer, offset, length) ->
+            {
+                wrapSnapshotHeader(buffer, offset, KvSnapshotEntryDecoder.TEMPLATE_ID);
+                entry.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+                final String key = entry.key();
+                store.put(key, entry.value());
+            });
+        }
+        final KvSnapshotOpsDecoder ops = new KvSnapshotOpsDecoder();
+        while (appliedOps.size() < counts[1])
+        {
+            next(snapshot, (buffer, offset, length) ->
+            {
+                wrapSnapshotHeader(buffer, offset, KvSnapshotOpsDecoder.TEMPLATE_ID);
+                ops.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+                for (final KvSnapshotOpsDecoder.OpsDecoder op : ops.ops())
+                {
+                    appliedOps.add(op.op());
+                }
+            });
+        }
     }
 
     public void onSessionOpen(final ClientSession session, final long timestamp)
@@ -100,6 +145,51 @@ public final class KeyValueService implements ClusteredService
 
     public void onTakeSnapshot(final SnapshotWriter writer)
     {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
+        final int headerLength = new KvSnapshotHeaderEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .duplicatesSeen(duplicatesSeen).entryCount(store.size()).opCount(appliedOps.size()).encodedLength();
+        writer.append(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + headerLength);
+        final KvSnapshotEntryEncoder entry = new KvSnapshotEntryEncoder();
+        for (final Map.Entry<String, String> e : store.entrySet())
+        {
+            final int length = entry.wrapAndApplyHeader(buffer, 0, headerEncoder).key(e.getKey()).value(e.getValue())
+                .encodedLength();
+            writer.append(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+        }
+        // Sorted: equal state gives equal snapshot bytes on every member.
+        final long[] ids = appliedOps.stream().mapToLong(Long::longValue).sorted().toArray();
+        final KvSnapshotOpsEncoder ops = new KvSnapshotOpsEncoder();
+        for (int i = 0; i < ids.length; i += OPS_PER_FRAGMENT)
+        {
+            final int count = Math.min(OPS_PER_FRAGMENT, ids.length - i);
+            final KvSnapshotOpsEncoder.OpsEncoder group = ops.wrapAndApplyHeader(buffer, 0, headerEncoder)
+                .opsCount(count);
+            for (int k = 0; k < count; k++)
+            {
+                group.next().op(ids[i + k]);
+            }
+            writer.append(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + ops.encodedLength());
+        }
+    }
+
+    private static final int OPS_PER_FRAGMENT = 4096;
+
+    private static void next(final SnapshotReader reader, final SnapshotReader.FragmentHandler handler)
+    {
+        if (reader.isDone() || 1 != reader.poll(handler, 1))
+        {
+            throw new IllegalStateException("key-value snapshot ends early");
+        }
+    }
+
+    private void wrapSnapshotHeader(final DirectBuffer buffer, final int offset, final int templateId)
+    {
+        header.wrap(buffer, offset);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.templateId() != templateId)
+        {
+            throw new IllegalStateException("key-value snapshot: expected template " + templateId + ", found schema " +
+                header.schemaId() + " template " + header.templateId());
+        }
     }
 
     public void onRoleChange(final ClusterRole newRole)

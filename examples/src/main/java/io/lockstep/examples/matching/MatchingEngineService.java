@@ -38,12 +38,17 @@ public final class MatchingEngineService implements ClusteredService, ExecutionL
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final ExecutionReportEncoder report = new ExecutionReportEncoder();
     private final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
+    private final EngineSnapshot snapshotCodec = new EngineSnapshot();
     private Cluster cluster;
     private int instrument;
 
     public void onStart(final Cluster cluster, final SnapshotReader snapshot)
     {
         this.cluster = cluster;
+        if (null != snapshot)
+        {
+            snapshotCodec.read(snapshot, books, id -> new OrderBook(MAX_ORDERS_PER_BOOK, this));
+        }
     }
 
     public void onSessionOpen(final ClientSession session, final long timestamp)
@@ -165,6 +170,7 @@ public final class MatchingEngineService implements ClusteredService, ExecutionL
 
     public void onTakeSnapshot(final SnapshotWriter writer)
     {
+        snapshotCodec.write(writer, books);
     }
 
     public void onRoleChange(final ClusterRole newRole)

@@ -191,6 +191,45 @@ public final class OrderBook
         return h;
     }
 
+    /** Receives resting orders, in priority order. */
+    @FunctionalInterface
+    public interface OrderVisitor
+    {
+        void onOrder(long orderId, Side side, long price, long leaves);
+    }
+
+    /**
+     * Visit every resting order in priority order: bids best price first, then asks best first, each price level
+     * oldest first. Loading them with {@link #restore} in this order rebuilds the same book.
+     */
+    public void forEachOrder(final OrderVisitor visitor)
+    {
+        for (final TreeMap<Long, ArrayDeque<Order>> side : java.util.List.of(bids, asks))
+        {
+            for (final ArrayDeque<Order> level : side.values())
+            {
+                for (final Order o : level)
+                {
+                    visitor.onOrder(o.id, o.side, o.price, o.leaves);
+                }
+            }
+        }
+    }
+
+    /**
+     * Put back a resting order from a snapshot: it joins the back of its price level, with no matching and no
+     * report (it rested when it was first entered).
+     */
+    public void restore(final long orderId, final Side side, final long price, final long leaves)
+    {
+        if (leaves <= 0 || price <= 0 || ordersById.containsKey(orderId) || ordersById.size() >= maxOrders)
+        {
+            throw new IllegalStateException("snapshot order " + orderId + " cannot rest in this book (leaves " +
+                leaves + ", price " + price + ", " + ordersById.size() + " of " + maxOrders + " held)");
+        }
+        rest(new Order(orderId, side, price, leaves));
+    }
+
     private long match(final long orderId, final Side side, final long price, final long quantity)
     {
         final TreeMap<Long, ArrayDeque<Order>> opposite = Side.BUY == side ? asks : bids;

@@ -1,0 +1,224 @@
+package io.lockstep.consensus.service;
+
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.CloseReason;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.consensus.ArchiveRaftLog;
+import io.lockstep.consensus.FileSnapshotStorage;
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.SnapshotStorage;
+import io.lockstep.consensus.log.ClusterAction;
+import io.lockstep.consensus.log.ClusterActionRequestEncoder;
+import io.lockstep.consensus.log.MessageHeaderEncoder;
+import io.lockstep.consensus.log.SessionMessageEncoder;
+import io.lockstep.consensus.log.SessionOpenEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.NoOpIdleStrategy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Checks that a service's snapshot is complete: replaying a log from its start must reach the same state as loading
+ * a snapshot taken part way and replaying the rest. For service authors' tests (the examples use it): a field left
+ * out of {@code onTakeSnapshot}, or loaded in another order, shows up as a different state hash.
+ * <p>
+ * The log is written through archive-log and the snapshot goes through {@link FileSnapshotStorage}, as on a member.
+ */
+public final class SnapshotReplayCheck
+{
+    /**
+     * @param hashAtSnapshot      state hash of the replaying container when it took the snapshot.
+     * @param hashAfterLoad       state hash right after loading the snapshot.
+     * @param fullReplayHash      state hash after replaying the whole log.
+     * @param snapshotReplayHash  state hash after loading the snapshot and replaying the rest.
+     * @param snapshotPosition    log position of the snapshot.
+     * @param snapshotBytes       size of the snapshot image.
+     * @param logBytes            size of the log.
+     */
+    public record Result(
+        long hashAtSnapshot,
+        long hashAfterLoad,
+        long fullReplayHash,
+        long snapshotReplayHash,
+        long snapshotPosition,
+        int snapshotBytes,
+        long logBytes)
+    {
+        /**
+         * @return true if loading the snapshot reproduced the state and the rest of the log then led to the same end.
+         */
+        public boolean matches()
+        {
+            return hashAtSnapshot == hashAfterLoad && fullReplayHash == snapshotReplayHash;
+        }
+    }
+
+    private static final ServiceContainer.Outbox NO_OUTBOX = new ServiceContainer.Outbox()
+    {
+        public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
+        {
+        }
+
+        public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+            final int length)
+        {
+        }
+
+        public void onIngressApplied(final long sessionId, final long appliedSequence)
+        {
+        }
+
+        public void onSessionClosed(final long sessionId, final CloseReason reason)
+        {
+        }
+
+        public void onCloseRequested(final long sessionId)
+        {
+        }
+    };
+
+    private SnapshotReplayCheck()
+    {
+    }
+
+    /**
+     * @param directory      scratch directory for the log and the snapshot (created; left for the caller to remove).
+     * @param serviceFactory makes a fresh service.
+     * @param messages       client messages, sent from the sessions in turn.
+     * @param sessions       client sessions to open first.
+     * @param snapshotAfter  the snapshot entry goes after this many messages.
+     * @return the hashes to compare.
+     */
+    public static Result check(
+        final Path directory,
+        final Supplier<ClusteredService> serviceFactory,
+        final List<byte[]> messages,
+        final int sessions,
+        final int snapshotAfter)
+    {
+        final ArchiveRaftLog log = new ArchiveRaftLog(new ArchiveLogConfig().directory(directory.resolve("log"))
+            .durability(DurabilityPolicy.NONE).segmentLength(64 * 1024 * 1024));
+        try
+        {
+            writeLog(log, messages, sessions, snapshotAfter);
+
+            final long[] atSnapshot = new long[1];
+            final SnapshotImage[] taken = new SnapshotImage[1];
+            final ClusteredService full = serviceFactory.get();
+            final ServiceContainer fullContainer = container(full, log, log.startPosition());
+            fullContainer.onSnapshotTaken((image, pauseNs) ->
+            {
+                taken[0] = image;
+                atSnapshot[0] = hash(fullContainer, full);
+            }, () -> 0);
+            fullContainer.start(null);
+            applyAll(fullContainer, log);
+            if (null == taken[0])
+            {
+                throw new IllegalStateException("no snapshot was taken");
+            }
+
+            final SnapshotImage loaded;
+            try (FileSnapshotStorage storage = new FileSnapshotStorage(directory))
+            {
+                storage.write(taken[0]);
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (storage.durablePosition() != taken[0].logPosition())
+                {
+                    if (System.nanoTime() > deadline)
+                    {
+                        throw new IllegalStateException("snapshot not durable within 60 s");
+                    }
+                    storage.isWriting();
+                    Thread.onSpinWait();
+                }
+                final SnapshotStorage.Loaded fromDisk = storage.loadLatest();
+                loaded = fromDisk.image();
+            }
+
+            final ClusteredService resumed = serviceFactory.get();
+            final ServiceContainer resumedContainer = container(resumed, log, loaded.logPosition());
+            resumedContainer.startFrom(loaded);
+            final long afterLoad = hash(resumedContainer, resumed);
+            applyAll(resumedContainer, log);
+            return new Result(atSnapshot[0], afterLoad, hash(fullContainer, full), hash(resumedContainer, resumed),
+                loaded.logPosition(), loaded.encodedLength(), log.appendedPosition());
+        }
+        finally
+        {
+            log.close();
+        }
+    }
+
+    private static ServiceContainer container(
+        final ClusteredService service, final ArchiveRaftLog log, final long startPosition)
+    {
+        return new ServiceContainer(0, service, log, startPosition, new SessionTable(1024, 64 * 1024),
+            new TimerTable(64 * 1024), NO_OUTBOX, new NoOpIdleStrategy());
+    }
+
+    private static long hash(final ServiceContainer container, final ClusteredService service)
+    {
+        return container.stateHash() * 31 + service.stateHash();
+    }
+
+    private static void applyAll(final ServiceContainer container, final ArchiveRaftLog log)
+    {
+        while (container.apply(log.appendedPosition(), 1 << 20) > 0)
+        {
+        }
+    }
+
+    private static void writeLog(
+        final ArchiveRaftLog log, final List<byte[]> messages, final int sessions, final int snapshotAfter)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
+        final MessageHeaderEncoder header = new MessageHeaderEncoder();
+        long time = 1_000_000;
+        for (int s = 0; s < sessions; s++)
+        {
+            final int length = new SessionOpenEncoder().wrapAndApplyHeader(buffer, 0, header)
+                .timestamp(time += 1000).correlationId(s).leaderEndpoint(-1).encodedLength();
+            append(log, SessionOpenEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+        }
+        final long[] sequences = new long[sessions];
+        final SessionMessageEncoder message = new SessionMessageEncoder();
+        for (int i = 0; i <= messages.size(); i++)
+        {
+            if (i == snapshotAfter)
+            {
+                final int length = new ClusterActionRequestEncoder().wrapAndApplyHeader(buffer, 0, header)
+                    .timestamp(time += 1000).action(ClusterAction.SNAPSHOT).encodedLength();
+                append(log, ClusterActionRequestEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+            }
+            if (i == messages.size())
+            {
+                break;
+            }
+            final int session = i % sessions;
+            final byte[] payload = messages.get(i);
+            final int length = message.wrapAndApplyHeader(buffer, 0, header).timestamp(time += 1000)
+                .sessionId(session + 1).sequence(sequences[session]++).putPayload(payload, 0, payload.length)
+                .encodedLength();
+            append(log, SessionMessageEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+        }
+        log.flush();
+    }
+
+    private static void append(final ArchiveRaftLog log, final int type, final DirectBuffer buffer, final int length)
+    {
+        if (log.append(1, type, buffer, 0, length) < 0)
+        {
+            log.flush();
+            if (log.append(1, type, buffer, 0, length) < 0)
+            {
+                throw new IllegalStateException("cannot append a " + length + "-byte entry");
+            }
+        }
+    }
+}
