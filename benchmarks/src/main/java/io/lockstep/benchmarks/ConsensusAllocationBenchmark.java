@@ -1,6 +1,5 @@
 package io.lockstep.benchmarks;
 
-import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.consensus.ArchiveRaftLog;
@@ -57,8 +56,8 @@ public final class ConsensusAllocationBenchmark
         {
             for (int i = 0; i < 3; i++)
             {
-                final ArchiveLog log = ArchiveLog.open(new ArchiveLogConfig().directory(root.resolve("node" + i))
-                    .durability(DurabilityPolicy.NONE));
+                final ArchiveLogConfig log = new ArchiveLogConfig().directory(root.resolve("node" + i).resolve("log"))
+                    .durability(DurabilityPolicy.NONE);
                 final ConsensusConfig config = ConsensusConfig.of(i, members, TimeoutProfile.LAN);
                 final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
                     new TcpTransport(i, members, log.segmentLength(), config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION),

@@ -29,7 +29,17 @@ import java.util.concurrent.TimeUnit;
 public final class AdminClient implements AutoCloseable
 {
     /** One member's answer to a status request. */
-    public record Status(int memberId, Role role, long term, int leaderId, long logPosition, long commitPosition)
+    public record Status(
+        int memberId,
+        Role role,
+        long term,
+        int leaderId,
+        long logPosition,
+        long commitPosition,
+        long logStartPosition,
+        long snapshotPosition,
+        long appliedPosition,
+        long stateHash)
     {
     }
 
@@ -190,6 +200,49 @@ public final class AdminClient implements AutoCloseable
         return AppendStatus.OK == awaitedStatus;
     }
 
+    /**
+     * Ask the leader for a snapshot and wait until it is durable on the leader.
+     *
+     * @return the log position of the leader's newest durable snapshot then (at or after the one asked for), or -1
+     * if no leader confirmed one before the deadline.
+     */
+    public long snapshot(final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline)
+        {
+            final int leader = awaitLeader(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            if (leader < 0)
+            {
+                return -1;
+            }
+            while (System.nanoTime() < deadline && !transport.isConnected(leader))
+            {
+                pollOnce();
+            }
+            target = leader;
+            final io.lockstep.consensus.codecs.SnapshotRequestEncoder encoder =
+                new io.lockstep.consensus.codecs.SnapshotRequestEncoder()
+                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
+            awaited = correlationId;
+            awaitedStatus = null;
+            if (!transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()))
+            {
+                continue;
+            }
+            pollFor(deadline);
+            if (AppendStatus.OK == awaitedStatus)
+            {
+                return awaitedPosition;
+            }
+            if (AppendStatus.REJECTED == awaitedStatus)
+            {
+                return -1;
+            }
+        }
+        return -1;
+    }
+
     public void close()
     {
         transport.close();
@@ -251,7 +304,8 @@ public final class AdminClient implements AutoCloseable
             statusDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
             statuses.put(statusDecoder.memberId(), new Status(statusDecoder.memberId(), statusDecoder.role(),
                 statusDecoder.term(), statusDecoder.leaderId(), statusDecoder.logPosition(),
-                statusDecoder.commitPosition()));
+                statusDecoder.commitPosition(), statusDecoder.logStartPosition(), statusDecoder.snapshotPosition(),
+                statusDecoder.appliedPosition(), statusDecoder.stateHash()));
         }
     }
 }

@@ -16,9 +16,14 @@ import java.util.Map;
  * <pre>
  *   status    --config FILE                       one line per member:
  *             member=ID role=leader|follower|candidate|down term=N log_position=N commit_position=N
+ *             log_start_position=N snapshot_position=N applied_position=N state_hash=HEX
  *   append    --config FILE [--count N] [--size B]  append N entries of B bytes through the leader
  *   step-down --config FILE --to ID               hand leadership to member ID
+ *   snapshot  --config FILE [--timeout-ms T]      the leader appends a snapshot action; prints
+ *             snapshot_position=N once a snapshot at or after it is durable on the leader
  * </pre>
+ * Members at the same applied_position must show the same state_hash (services that implement
+ * {@code ClusteredService#stateHash}); that is how an operator checks replicas against each other.
  * Exit 0 on success, 1 if the cluster did not do it, 2 for bad usage or config.
  */
 public final class ClusterTool
@@ -37,7 +42,7 @@ public final class ClusterTool
     {
         if (args.length < 3 || !"--config".equals(args[1]))
         {
-            err.println("usage: lockstep tool status|append|step-down --config FILE [options]");
+            err.println("usage: lockstep tool status|append|step-down|snapshot --config FILE [options]");
             return 2;
         }
         final List<Member> members;
@@ -60,6 +65,8 @@ public final class ClusterTool
                     return append(client, option(args, "--count", 1), option(args, "--size", 64), out);
                 case "step-down":
                     return stepDown(client, option(args, "--to", -1), out, err);
+                case "snapshot":
+                    return snapshot(client, option(args, "--timeout-ms", 60_000), out, err);
                 default:
                     err.println("lockstep tool: unknown command '" + args[0] + "'");
                     return 2;
@@ -85,8 +92,10 @@ public final class ClusterTool
                 continue;
             }
             up++;
-            out.printf(Locale.ROOT, "member=%d role=%s term=%d log_position=%d commit_position=%d%n", m.id(),
-                s.role().name().toLowerCase(Locale.ROOT), s.term(), s.logPosition(), s.commitPosition());
+            out.printf(Locale.ROOT, "member=%d role=%s term=%d log_position=%d commit_position=%d " +
+                "log_start_position=%d snapshot_position=%d applied_position=%d state_hash=%016x%n", m.id(),
+                s.role().name().toLowerCase(Locale.ROOT), s.term(), s.logPosition(), s.commitPosition(),
+                s.logStartPosition(), s.snapshotPosition(), s.appliedPosition(), s.stateHash());
         }
         return up > 0 ? 0 : 1;
     }
@@ -136,6 +145,21 @@ public final class ClusterTool
             return 1;
         }
         out.printf("leader=%d handing_over_to=%d%n", leader.memberId(), target);
+        return 0;
+    }
+
+    private static int snapshot(
+        final AdminClient client, final int timeoutMs, final PrintStream out, final PrintStream err)
+    {
+        final long start = System.nanoTime();
+        final long position = client.snapshot(timeoutMs);
+        if (position < 0)
+        {
+            err.println("lockstep tool: no snapshot was confirmed durable by a leader within " + timeoutMs + " ms " +
+                "(no leader, or members run without a service)");
+            return 1;
+        }
+        out.printf("snapshot_position=%d elapsed_ms=%d%n", position, (System.nanoTime() - start) / 1_000_000);
         return 0;
     }
 

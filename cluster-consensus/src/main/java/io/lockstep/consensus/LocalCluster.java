@@ -79,6 +79,17 @@ public final class LocalCluster implements AutoCloseable
         }
     }
 
+    /**
+     * Set a configuration key on every member (before starting them).
+     */
+    public void configureAll(final String key, final String value) throws IOException
+    {
+        for (int i = 0; i < count; i++)
+        {
+            Files.writeString(config(i), key + "=" + value + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        }
+    }
+
     public List<Member> members()
     {
         final List<Member> members = new ArrayList<>();

@@ -1,0 +1,242 @@
+package io.lockstep.itests;
+
+import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.LocalCluster;
+import io.lockstep.consensus.NodeConfig;
+import io.lockstep.examples.kv.KeyValueClient;
+import io.lockstep.examples.kv.KeyValueService;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three member processes running the key-value store with small log segments (1 MiB) and an automatic snapshot
+ * every 2 MiB of log, keeping 2. Clients write until several snapshots and purges have happened on every member; the
+ * tool asks for one more; then one follower is killed with SIGKILL, its data directory deleted, and it is started
+ * again, empty. It must rejoin through install-snapshot and reach the same applied position and state hash as the
+ * others. Throughout, every member's log directory stays under the stated bound.
+ */
+class SnapshotInstallIT
+{
+    private static final int SEGMENT = 1 << 20;
+    private static final long INTERVAL = 2L << 20;
+    private static final int KEEP = 2;
+    /** The bound NodeConfig states: keep * interval + 2 segments, plus one segment for the snapshot in flight. */
+    private static final long LOG_BOUND = KEEP * INTERVAL + 3L * SEGMENT;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWipedMemberRejoinsThroughInstallSnapshotAndTheLogStaysBounded() throws Exception
+    {
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicLong failures = new AtomicLong();
+        final AtomicLong ops = new AtomicLong();
+        final long[] maxLogBytes = new long[3];
+        try (LocalCluster cluster = new LocalCluster(dir, 3, "none", SEGMENT, KeyValueService.class.getName());
+            AdminClient admin = new AdminClient(cluster.members()))
+        {
+            cluster.configureAll(NodeConfig.SNAPSHOT_INTERVAL_BYTES, Long.toString(INTERVAL));
+            cluster.configureAll(NodeConfig.SNAPSHOT_KEEP, Integer.toString(KEEP));
+            for (int i = 0; i < 3; i++)
+            {
+                cluster.start(i);
+            }
+            final List<Thread> clients = startClients(cluster, stop, failures, ops);
+
+            // Several automatic snapshots, and purges on every member.
+            final long[] snapshotsSeen = new long[1];
+            final long[] lastSnapshot = { -1 };
+            awaitStatus(admin, cluster, maxLogBytes, 120, statuses ->
+            {
+                final AdminClient.Status leader = leader(statuses);
+                if (null != leader && leader.snapshotPosition() > lastSnapshot[0])
+                {
+                    lastSnapshot[0] = leader.snapshotPosition();
+                    snapshotsSeen[0]++;
+                }
+                return snapshotsSeen[0] >= 4 && statuses.size() == 3 &&
+                    statuses.values().stream().allMatch(s -> s.logStartPosition() > 0);
+            }, "4 snapshots seen on the leader and every member's log purged");
+
+            final long asked = admin.snapshot(30_000);
+            assertTrue(asked > 0, "tool snapshot confirmed durable on the leader");
+
+            final int leaderId = admin.awaitLeader(10_000);
+            final int victim = (leaderId + 1) % 3;
+            cluster.kill(victim);
+            deleteTree(cluster.dataDir(victim));
+            final long opsAtKill = ops.get();
+            awaitOps(ops, opsAtKill + 500);
+            cluster.start(victim);
+            awaitOps(ops, ops.get() + 500);
+            stop.set(true);
+            for (final Thread t : clients)
+            {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            }
+
+            final Map<Integer, AdminClient.Status> converged = awaitStatus(admin, cluster, maxLogBytes, 60,
+                statuses -> statuses.size() == 3 &&
+                    statuses.values().stream().map(AdminClient.Status::appliedPosition).distinct().count() == 1 &&
+                    statuses.values().stream().allMatch(s -> s.appliedPosition() == s.commitPosition() &&
+                        s.commitPosition() == s.logPosition()),
+                "all three at the same applied position");
+            final long hash = converged.get(leaderId).stateHash();
+            for (final AdminClient.Status s : converged.values())
+            {
+                assertEquals(hash, s.stateHash(), "member " + s.memberId() + " holds the same state");
+            }
+            final AdminClient.Status rejoined = converged.get(victim);
+            assertTrue(cluster.output(victim).contains("installed snapshot"), "member " + victim + " installed a " +
+                "snapshot; output:\n" + cluster.output(victim));
+            assertTrue(rejoined.logStartPosition() > 0, "the rejoined member's log starts at the installed snapshot");
+            System.out.printf("snapshot install: %d operations, %d snapshots seen on the leader, tool snapshot at %d, " +
+                "member %d wiped and rejoined at applied position %d with state hash %016x; largest log directory " +
+                "per member %s bytes (bound %d)%n", ops.get(), snapshotsSeen[0], asked, victim,
+                rejoined.appliedPosition(), hash, java.util.Arrays.toString(maxLogBytes), LOG_BOUND);
+        }
+        assertEquals(0, failures.get(), "clients ran without errors");
+        for (int i = 0; i < 3; i++)
+        {
+            assertTrue(maxLogBytes[i] <= LOG_BOUND, "member " + i + " log directory reached " + maxLogBytes[i] +
+                " bytes, over the bound " + LOG_BOUND);
+        }
+    }
+
+    private static List<Thread> startClients(
+        final LocalCluster cluster, final AtomicBoolean stop, final AtomicLong failures, final AtomicLong ops)
+    {
+        final List<Thread> threads = new ArrayList<>();
+        final String value = "v".repeat(700);
+        for (int c = 0; c < 4; c++)
+        {
+            final int clientId = c;
+            final Thread t = new Thread(() ->
+            {
+                try (KeyValueClient client = new KeyValueClient(clientId, cluster.members()))
+                {
+                    if (!client.awaitConnected(20_000))
+                    {
+                        failures.incrementAndGet();
+                        return;
+                    }
+                    int n = 0;
+                    while (!stop.get())
+                    {
+                        client.put("k" + clientId + "-" + (n % 500), value + n, 10_000);
+                        n++;
+                        ops.incrementAndGet();
+                    }
+                }
+                catch (final RuntimeException ex)
+                {
+                    failures.incrementAndGet();
+                    ex.printStackTrace();
+                }
+            }, "kv-client-" + c);
+            t.start();
+            threads.add(t);
+        }
+        return threads;
+    }
+
+    private interface StatusCondition
+    {
+        boolean test(Map<Integer, AdminClient.Status> statuses);
+    }
+
+    private static Map<Integer, AdminClient.Status> awaitStatus(
+        final AdminClient admin, final LocalCluster cluster, final long[] maxLogBytes, final int timeoutSeconds,
+        final StatusCondition condition, final String what) throws IOException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (true)
+        {
+            sampleLogSizes(cluster, maxLogBytes);
+            final Map<Integer, AdminClient.Status> statuses = admin.status(500);
+            if (condition.test(statuses))
+            {
+                return statuses;
+            }
+            assertTrue(System.nanoTime() < deadline, "not reached in " + timeoutSeconds + " s: " + what + "; " +
+                "last status " + statuses);
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    private static AdminClient.Status leader(final Map<Integer, AdminClient.Status> statuses)
+    {
+        return statuses.values().stream().filter(s -> io.lockstep.consensus.codecs.Role.LEADER == s.role())
+            .findFirst().orElse(null);
+    }
+
+    private static void sampleLogSizes(final LocalCluster cluster, final long[] maxLogBytes) throws IOException
+    {
+        for (int i = 0; i < maxLogBytes.length; i++)
+        {
+            final Path logDir = cluster.logDir(i);
+            if (!Files.isDirectory(logDir))
+            {
+                continue;
+            }
+            long total = 0;
+            try (Stream<Path> files = Files.list(logDir))
+            {
+                for (final Path f : (Iterable<Path>)files::iterator)
+                {
+                    try
+                    {
+                        total += Files.size(f);
+                    }
+                    catch (final IOException ignore)
+                    {
+                        // Purged while being listed.
+                    }
+                }
+            }
+            catch (final java.nio.file.NoSuchFileException ignore)
+            {
+                continue;
+            }
+            maxLogBytes[i] = Math.max(maxLogBytes[i], total);
+        }
+    }
+
+    private static void awaitOps(final AtomicLong ops, final long count)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (ops.get() < count)
+        {
+            assertTrue(System.nanoTime() < deadline, "only " + ops.get() + " of " + count + " operations in 60 s");
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+    }
+
+    private static void deleteTree(final Path root) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(root))
+        {
+            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
+            {
+                Files.delete(p);
+            }
+        }
+    }
+}
