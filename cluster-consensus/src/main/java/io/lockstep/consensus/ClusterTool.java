@@ -88,7 +88,8 @@ public final class ClusterTool
             final AdminClient.Status s = statuses.get(m.id());
             if (null == s)
             {
-                out.printf("member=%d role=down term=-1 log_position=-1 commit_position=-1%n", m.id());
+                out.printf("member=%d role=down term=-1 log_position=-1 commit_position=-1 log_start_position=-1 " +
+                    "snapshot_position=-1 applied_position=-1 state_hash=0%n", m.id());
                 continue;
             }
             up++;

@@ -80,7 +80,8 @@ class LeaderFailoverIT
             for (int i = 0; i < 3; i++)
             {
                 assertTrue(lines[i].matches("member=" + i + " role=(leader|follower) term=\\d+ log_position=" + end +
-                    " commit_position=" + end), lines[i]);
+                    " commit_position=" + end + " log_start_position=0 snapshot_position=-1 applied_position=-1 " +
+                    "state_hash=0+"), lines[i]);
                 leaders += lines[i].contains("role=leader") ? 1 : 0;
             }
             assertEquals(1, leaders, tool.output());
