@@ -48,4 +48,14 @@ class BenchmarkSmokeIT
         assertTrue(output.matches("(?s).*lockstep mode=latency rate=500 .*achieved=[1-9]\\d* .*"),
             "lockstep carried load:\n" + output);
     }
+
+    @Test
+    void snapshotBenchmarkMeasuresPauseAndRestart() throws Exception
+    {
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.SnapshotBenchmark", "--orders", "20000",
+            "--churn", "1");
+        assertEquals(0, result.exitCode(), result.output());
+        assertTrue(result.output().matches("(?s).*lockstep mode=snapshot orders=20000 pause_ms=[0-9.,]+ .*" +
+            "restart_full_replay_ms=\\d+ restart_from_snapshot_ms=\\d+ .*"), result.output());
+    }
 }

@@ -8,14 +8,9 @@ import io.lockstep.consensus.ArchiveRaftLog;
 import io.lockstep.consensus.FileSnapshotStorage;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
-import io.lockstep.consensus.log.ClusterAction;
-import io.lockstep.consensus.log.ClusterActionRequestEncoder;
-import io.lockstep.consensus.log.MessageHeaderEncoder;
-import io.lockstep.consensus.log.SessionMessageEncoder;
-import io.lockstep.consensus.log.SessionOpenEncoder;
 import org.agrona.DirectBuffer;
-import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.NoOpIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -177,48 +172,27 @@ public final class SnapshotReplayCheck
     private static void writeLog(
         final ArchiveRaftLog log, final List<byte[]> messages, final int sessions, final int snapshotAfter)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
-        final MessageHeaderEncoder header = new MessageHeaderEncoder();
-        long time = 1_000_000;
+        final EntryLogWriter writer = new EntryLogWriter(log, 1);
+        final UnsafeBuffer payload = new UnsafeBuffer(0, 0);
         for (int s = 0; s < sessions; s++)
         {
-            final int length = new SessionOpenEncoder().wrapAndApplyHeader(buffer, 0, header)
-                .timestamp(time += 1000).correlationId(s).leaderEndpoint(-1).encodedLength();
-            append(log, SessionOpenEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+            writer.sessionOpen(s);
         }
         final long[] sequences = new long[sessions];
-        final SessionMessageEncoder message = new SessionMessageEncoder();
         for (int i = 0; i <= messages.size(); i++)
         {
             if (i == snapshotAfter)
             {
-                final int length = new ClusterActionRequestEncoder().wrapAndApplyHeader(buffer, 0, header)
-                    .timestamp(time += 1000).action(ClusterAction.SNAPSHOT).encodedLength();
-                append(log, ClusterActionRequestEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+                writer.snapshotAction();
             }
             if (i == messages.size())
             {
                 break;
             }
             final int session = i % sessions;
-            final byte[] payload = messages.get(i);
-            final int length = message.wrapAndApplyHeader(buffer, 0, header).timestamp(time += 1000)
-                .sessionId(session + 1).sequence(sequences[session]++).putPayload(payload, 0, payload.length)
-                .encodedLength();
-            append(log, SessionMessageEncoder.TEMPLATE_ID, buffer, MessageHeaderEncoder.ENCODED_LENGTH + length);
+            payload.wrap(messages.get(i));
+            writer.sessionMessage(session + 1, sequences[session]++, payload, 0, payload.capacity());
         }
-        log.flush();
-    }
-
-    private static void append(final ArchiveRaftLog log, final int type, final DirectBuffer buffer, final int length)
-    {
-        if (log.append(1, type, buffer, 0, length) < 0)
-        {
-            log.flush();
-            if (log.append(1, type, buffer, 0, length) < 0)
-            {
-                throw new IllegalStateException("cannot append a " + length + "-byte entry");
-            }
-        }
+        writer.flush();
     }
 }
