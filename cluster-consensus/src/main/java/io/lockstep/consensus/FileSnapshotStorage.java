@@ -29,8 +29,9 @@ import java.util.stream.Stream;
  * added only once the file is complete and durable.
  * <p>
  * Writing happens on one background thread of this class, outside the member's duty cycle: that is what keeps the
- * services' pause down to serialising state into memory. The recording log is written by that thread while it
- * writes, and by the member's thread only when no write is under way (install and retain wait for it).
+ * services' pause down to serialising state into memory. Deleting snapshots beyond those kept also happens there.
+ * The recording log is shared by that thread and the member's (which reads it to stream a snapshot, and records an
+ * installed one), under its monitor: a few accesses per snapshot, never on the per-message path.
  */
 public final class FileSnapshotStorage implements SnapshotStorage
 {
@@ -100,8 +101,11 @@ public final class FileSnapshotStorage implements SnapshotStorage
             {
                 image.forEachFragment(out::append);
                 final SnapshotInfo info = out.complete();
-                recordingLog.appendSnapshot(image.term(), image.logPosition(), SERVICE_ID, image.timestamp(),
-                    info.location());
+                synchronized (recordingLog)
+                {
+                    recordingLog.appendSnapshot(image.term(), image.logPosition(), SERVICE_ID, image.timestamp(),
+                        info.location());
+                }
                 setDurable(image.logPosition(), image.term(), info.location());
                 lastWriteNs = System.nanoTime() - startNs;
                 LOGGER.log(System.Logger.Level.INFO, "snapshot at {0} durable: {1} bytes written in {2} ms",
@@ -258,7 +262,10 @@ public final class FileSnapshotStorage implements SnapshotStorage
             }
             Files.move(tmp, store.directory().resolve(location), StandardCopyOption.ATOMIC_MOVE);
             fsyncDirectory(store.directory());
-            recordingLog.appendSnapshot(installTerm, installPosition, SERVICE_ID, image.timestamp(), location);
+            synchronized (recordingLog)
+            {
+                recordingLog.appendSnapshot(installTerm, installPosition, SERVICE_ID, image.timestamp(), location);
+            }
             setDurable(installPosition, installTerm, location);
             return new Loaded(image, location + " (installed from the leader)");
         }
@@ -268,24 +275,48 @@ public final class FileSnapshotStorage implements SnapshotStorage
         }
     }
 
+    /**
+     * Decides at once which snapshots go (so the caller can purge the log below the oldest kept), and deletes them
+     * on the writer thread: the recording-log rewrite and file deletions never stall the member's duty cycle.
+     */
     public long retain(final int keep)
     {
         if (keep < 1)
         {
             throw new IllegalArgumentException("keep at least one snapshot: " + keep);
         }
-        awaitWrite();
+        checkWriteError();
         final List<RecordingLog.Entry> snapshots = snapshotRecords();
         final int drop = Math.max(0, snapshots.size() - keep);
-        for (int i = 0; i < drop; i++)
+        if (drop > 0)
         {
-            final String location = snapshots.get(i).location();
-            recordingLog.removeSnapshot(location);
-            if (snapshots.get(i).position() == streamPosition)
+            final List<String> locations = new ArrayList<>();
+            for (int i = 0; i < drop; i++)
             {
-                closeStream();
+                locations.add(snapshots.get(i).location());
+                if (snapshots.get(i).position() == streamPosition)
+                {
+                    closeStream();
+                }
             }
-            store.delete(location);
+            writer.execute(() ->
+            {
+                try
+                {
+                    for (final String location : locations)
+                    {
+                        synchronized (recordingLog)
+                        {
+                            recordingLog.removeSnapshot(location);
+                        }
+                        store.delete(location);
+                    }
+                }
+                catch (final RuntimeException ex)
+                {
+                    writeError = ex;
+                }
+            });
         }
         return snapshots.isEmpty() ? -1 : snapshots.get(drop).position();
     }
@@ -326,7 +357,10 @@ public final class FileSnapshotStorage implements SnapshotStorage
      */
     private void setAside(final String location)
     {
-        recordingLog.removeSnapshot(location);
+        synchronized (recordingLog)
+        {
+            recordingLog.removeSnapshot(location);
+        }
         try
         {
             Files.move(store.directory().resolve(location), store.directory().resolve(location + ".damaged"),
@@ -342,11 +376,14 @@ public final class FileSnapshotStorage implements SnapshotStorage
     private List<RecordingLog.Entry> snapshotRecords()
     {
         final List<RecordingLog.Entry> result = new ArrayList<>();
-        for (final RecordingLog.Entry entry : recordingLog.entries())
+        synchronized (recordingLog)
         {
-            if (RecordingType.SNAPSHOT == entry.type() && SERVICE_ID == entry.serviceId())
+            for (final RecordingLog.Entry entry : recordingLog.entries())
             {
-                result.add(entry);
+                if (RecordingType.SNAPSHOT == entry.type() && SERVICE_ID == entry.serviceId())
+                {
+                    result.add(entry);
+                }
             }
         }
         result.sort((a, b) -> Long.compare(a.position(), b.position()));

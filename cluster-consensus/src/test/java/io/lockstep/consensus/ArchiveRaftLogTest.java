@@ -1,0 +1,147 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Purge and reset of the consensus log over archive-log, including crashes part way through each.
+ */
+class ArchiveRaftLogTest
+{
+    private static final int SEGMENT = 64 * 1024;
+
+    @TempDir
+    Path dir;
+
+    private ArchiveLogConfig config()
+    {
+        return new ArchiveLogConfig().directory(dir.resolve("log")).segmentLength(SEGMENT).maxBatchLength(16 * 1024)
+            .durability(DurabilityPolicy.BATCH);
+    }
+
+    /** Frames of 1 KiB, the term going up every 50, so that terms change inside segments. */
+    private static List<Long> fill(final ArchiveRaftLog log, final int frames)
+    {
+        final List<Long> ends = new ArrayList<>();
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[1024 - 32]);
+        for (int i = 0; i < frames; i++)
+        {
+            long end = log.append(1 + i / 50, 7, payload, 0, payload.capacity());
+            if (end < 0)
+            {
+                log.flush();
+                end = log.append(1 + i / 50, 7, payload, 0, payload.capacity());
+            }
+            ends.add(end);
+        }
+        log.flush();
+        return ends;
+    }
+
+    @Test
+    void purgeDropsWholeSegmentsAndKeepsTheTermWhereTheLogNowStarts()
+    {
+        final long start;
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 300);
+            start = log.purge(3 * SEGMENT + 100, position -> position / (50 * 1024) + 1);
+            assertEquals(3 * SEGMENT, start);
+            assertEquals(3 * SEGMENT / (50 * 1024) + 1, log.startTerm());
+            final ArchiveException ex = assertThrows(ArchiveException.class,
+                () -> log.readBlock(SEGMENT, log.appendedPosition(), 4096, (b, o, l, s, e) -> { }));
+            assertEquals(ArchiveException.Reason.PURGED, ex.reason());
+        }
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(start, reopened.startPosition());
+            assertEquals(start / (50 * 1024) + 1, reopened.startTerm(), "the start term survives a restart");
+        }
+    }
+
+    @Test
+    void aPurgeInterruptedAfterSavingTheBaseIsFinishedOnOpen()
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 300);
+        }
+        // The crash came after log.base was saved and before any segment was deleted.
+        new LogBaseFile(dir.resolve("log.base")).save(2 * SEGMENT, 3);
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(2 * SEGMENT, reopened.startPosition());
+            assertEquals(3, reopened.startTerm());
+        }
+    }
+
+    @Test
+    void resetStartsAnEmptyLogAtThePositionAndSurvivesARestart()
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 100);
+            log.reset(5 * SEGMENT + 4096, 9);
+            assertEquals(5 * SEGMENT + 4096, log.startPosition());
+            assertEquals(5 * SEGMENT + 4096, log.appendedPosition());
+            assertEquals(9, log.startTerm());
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[64]);
+            assertEquals(5 * SEGMENT + 4096 + 96, log.append(10, 7, payload, 0, 64));
+            log.flush();
+        }
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(5 * SEGMENT + 4096, reopened.startPosition());
+            assertEquals(9, reopened.startTerm());
+            assertEquals(5 * SEGMENT + 4096 + 96, reopened.appendedPosition());
+        }
+    }
+
+    @Test
+    void aResetInterruptedAfterMovingTheOldLogAsideStartsCleanAtTheSavedBase() throws Exception
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 100);
+            log.purge(SEGMENT, position -> 1);
+        }
+        // The crash came after the directory was renamed and before the new base was saved.
+        Files.move(dir.resolve("log"), dir.resolve("log.discarded"));
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(SEGMENT, reopened.startPosition(), "an empty log at the base that was saved");
+            assertEquals(SEGMENT, reopened.appendedPosition());
+            assertEquals(1, reopened.startTerm());
+            assertFalse(Files.exists(dir.resolve("log.discarded")), "the old log is deleted");
+        }
+    }
+
+    @Test
+    void aDamagedBaseFileStopsTheMemberNamingIt() throws Exception
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 100);
+            log.purge(SEGMENT, position -> 1);
+        }
+        final byte[] bytes = Files.readAllBytes(dir.resolve("log.base"));
+        bytes[10] ^= 0x01;
+        Files.write(dir.resolve("log.base"), bytes);
+        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> new ArchiveRaftLog(config()));
+        assertTrue(ex.getMessage().contains("log.base is damaged"), ex.getMessage());
+    }
+}

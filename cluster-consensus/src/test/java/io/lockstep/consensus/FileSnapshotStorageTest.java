@@ -1,0 +1,212 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.RecordingLog;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FileSnapshotStorageTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWrittenSnapshotIsRecordedOnlyWhenDurableAndLoadsBackTheSameFragments()
+    {
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            assertEquals(-1, storage.durablePosition());
+            assertNull(storage.loadLatest());
+            final SnapshotImage image = image(4096, 3, 1000);
+            storage.write(image);
+            awaitDurable(storage, 4096);
+            assertEquals(3, storage.durableTerm());
+            final SnapshotStorage.Loaded loaded = storage.loadLatest();
+            assertEquals(4096, loaded.image().logPosition());
+            assertEquals(fragments(image), fragments(loaded.image()));
+        }
+        try (FileSnapshotStorage reopened = new FileSnapshotStorage(dir))
+        {
+            assertEquals(4096, reopened.durablePosition(), "a restart finds it through the recording log");
+        }
+    }
+
+    @Test
+    void aDamagedNewestSnapshotIsReportedSetAsideAndTheOneBeforeIsUsed() throws Exception
+    {
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            storage.write(image(4096, 1, 500));
+            awaitDurable(storage, 4096);
+            storage.write(image(8192, 1, 500));
+            awaitDurable(storage, 8192);
+        }
+        final Path newest = snapshotFile("snapshot-8192-");
+        final byte[] bytes = Files.readAllBytes(newest);
+        bytes[bytes.length / 2] ^= 0x01;
+        Files.write(newest, bytes);
+
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            final SnapshotStorage.Loaded loaded = storage.loadLatest();
+            assertEquals(4096, loaded.image().logPosition());
+            assertEquals(4096, storage.durablePosition(), "the damaged one no longer counts");
+            assertTrue(Files.exists(Path.of(newest + ".damaged")), "kept, renamed, for whoever investigates");
+            assertEquals(1, RecordingLog.open(dir).entries().size(), "and no longer recorded");
+        }
+    }
+
+    @Test
+    void snapshotFilesLeftUnrecordedByACrashAreRemovedOnOpen() throws Exception
+    {
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            storage.write(image(4096, 1, 100));
+            awaitDurable(storage, 4096);
+        }
+        final Path recorded = snapshotFile("snapshot-4096-");
+        final Path orphan = recorded.resolveSibling("snapshot-9999-0-1.snap");
+        final Path partial = recorded.resolveSibling("snapshot-7777-0-1.snap.tmp");
+        Files.copy(recorded, orphan);
+        Files.write(partial, new byte[100]);
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            assertFalse(Files.exists(orphan));
+            assertFalse(Files.exists(partial));
+            assertEquals(4096, storage.durablePosition());
+        }
+    }
+
+    @Test
+    void aSnapshotStreamedInChunksInstallsAndADamagedOneIsRefused()
+    {
+        final Path leaderDir = dir.resolve("leader");
+        try (FileSnapshotStorage leader = new FileSnapshotStorage(leaderDir);
+            FileSnapshotStorage follower = new FileSnapshotStorage(dir.resolve("follower")))
+        {
+            final SnapshotImage image = image(65536, 7, 20_000);
+            leader.write(image);
+            awaitDurable(leader, 65536);
+            final long length = leader.durableLength();
+
+            stream(leader, follower, length, -1);
+            final SnapshotStorage.Loaded installed = follower.completeInstall();
+            assertEquals(fragments(image), fragments(installed.image()));
+            assertEquals(65536, follower.durablePosition());
+
+            final FileSnapshotStorage second = new FileSnapshotStorage(dir.resolve("second"));
+            stream(leader, second, length, length / 3);
+            final ArchiveException ex = assertThrows(ArchiveException.class, second::completeInstall);
+            assertEquals(ArchiveException.Reason.CORRUPT_SNAPSHOT, ex.reason());
+            assertEquals(-1, second.durablePosition(), "nothing recorded");
+            second.close();
+        }
+    }
+
+    @Test
+    void retainKeepsTheNewestAndDeletesTheRestOffTheCallersThread() throws Exception
+    {
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
+        {
+            for (int i = 1; i <= 4; i++)
+            {
+                storage.write(image(4096L * i, 1, 10));
+                awaitDurable(storage, 4096L * i);
+            }
+            assertEquals(8192 + 4096, storage.retain(2), "oldest kept");
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (countSnapshotFiles() > 2)
+            {
+                assertTrue(System.nanoTime() < deadline, "old snapshots deleted within 10 s");
+                Thread.sleep(1);
+            }
+            assertEquals(2, RecordingLog.open(dir).entries().size());
+        }
+    }
+
+    private static void stream(
+        final FileSnapshotStorage from, final FileSnapshotStorage to, final long length, final long flipAt)
+    {
+        to.beginInstall(from.durablePosition(), from.durableTerm(), length);
+        final UnsafeBuffer chunk = new UnsafeBuffer(new byte[16 * 1024]);
+        for (long offset = 0; offset < length; )
+        {
+            final int read = from.read(from.durablePosition(), offset, chunk, 0, chunk.capacity());
+            assertTrue(read > 0);
+            if (flipAt >= offset && flipAt < offset + read)
+            {
+                final int at = (int)(flipAt - offset);
+                chunk.putByte(at, (byte)(chunk.getByte(at) ^ 0x40));
+            }
+            to.installChunk(chunk, 0, read);
+            offset += read;
+        }
+    }
+
+    private static SnapshotImage image(final long position, final long term, final int fragments)
+    {
+        final SnapshotImage image = new SnapshotImage(position, term, position * 10, 1024);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[200]);
+        for (int i = 0; i < fragments; i++)
+        {
+            buffer.putLong(0, position * 31 + i);
+            image.append(buffer, 0, 8 + i % 190);
+        }
+        return image;
+    }
+
+    private static List<String> fragments(final SnapshotImage image)
+    {
+        final List<String> result = new ArrayList<>();
+        image.forEachFragment((buffer, offset, length) ->
+        {
+            final byte[] bytes = new byte[length];
+            buffer.getBytes(offset, bytes);
+            result.add(java.util.Arrays.toString(bytes));
+        });
+        return result;
+    }
+
+    private static void awaitDurable(final FileSnapshotStorage storage, final long position)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (storage.durablePosition() != position || storage.isWriting())
+        {
+            assertFalse(System.nanoTime() > deadline, "snapshot at " + position + " durable within 10 s");
+            storage.isWriting();
+            Thread.onSpinWait();
+        }
+    }
+
+    private Path snapshotFile(final String prefix) throws Exception
+    {
+        try (Stream<Path> files = Files.list(dir.resolve("snapshots")))
+        {
+            return files.filter(p -> p.getFileName().toString().startsWith(prefix) &&
+                p.getFileName().toString().endsWith(".snap")).findFirst().orElseThrow();
+        }
+    }
+
+    private long countSnapshotFiles() throws Exception
+    {
+        try (Stream<Path> files = Files.list(dir.resolve("snapshots")))
+        {
+            return files.filter(p -> p.getFileName().toString().endsWith(".snap")).count();
+        }
+    }
+
+}
