@@ -172,6 +172,18 @@ public final class SnapshotBenchmark
         }
         more.flush();
         resumedContainer.onSnapshotTaken((taken, pauseNs) -> pausesNs.add(pauseNs), new SystemNanoClock());
+        // Two images alternated, as a member does (ServiceMember): memory is reused, not allocated per snapshot.
+        final SnapshotImage[] pool = { image[0], null };
+        final int[] next = { 0 };
+        resumedContainer.imageSource((position, term, timestamp, sizeHint) ->
+        {
+            final int i = next[0]++ & 1;
+            if (null == pool[i])
+            {
+                pool[i] = new SnapshotImage(position, term, timestamp, sizeHint);
+            }
+            return pool[i].reset(position, term, timestamp);
+        });
         applyAll(resumedContainer, log);
         log.close();
 

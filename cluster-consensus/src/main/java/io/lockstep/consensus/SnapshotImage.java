@@ -3,7 +3,7 @@ package io.lockstep.consensus;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import org.agrona.DirectBuffer;
-import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -12,17 +12,20 @@ import org.agrona.concurrent.UnsafeBuffer;
  * happens afterwards, off the duty cycle, by a {@link SnapshotStorage}. Once handed to storage an image is never
  * changed again.
  * <p>
- * Layout: {@code [int length][bytes]} per fragment, back to back.
+ * Layout: {@code [int length][bytes]} per fragment, back to back, on the heap. An image can be {@link #reset} and
+ * filled again once storage is done with it: a member keeps two and alternates (see {@code ServiceMember}), because
+ * fresh memory for a large image costs more than serialising into it (measured: 70 to 90 ms to allocate and touch
+ * 26 MB of direct memory, against 31 ms to encode a million orders into warm memory).
  */
 public final class SnapshotImage implements SnapshotWriter
 {
     /** Bound on one fragment: archive-log's snapshot frames take up to this, less their headers. */
     public static final int MAX_FRAGMENT_LENGTH = 1024 * 1024 - 64;
 
-    private final long logPosition;
-    private final long term;
-    private final long timestamp;
-    private final ExpandableDirectByteBuffer data;
+    private final ExpandableArrayBuffer data;
+    private long logPosition;
+    private long term;
+    private long timestamp;
     private int length;
     private int fragmentCount;
 
@@ -37,7 +40,30 @@ public final class SnapshotImage implements SnapshotWriter
         this.logPosition = logPosition;
         this.term = term;
         this.timestamp = timestamp;
-        this.data = new ExpandableDirectByteBuffer(Math.max(64, initialCapacity));
+        this.data = new ExpandableArrayBuffer(Math.max(64, initialCapacity));
+    }
+
+    /**
+     * Empty the image for a new snapshot, keeping its memory.
+     *
+     * @return this.
+     */
+    public SnapshotImage reset(final long logPosition, final long term, final long timestamp)
+    {
+        this.logPosition = logPosition;
+        this.term = term;
+        this.timestamp = timestamp;
+        this.length = 0;
+        this.fragmentCount = 0;
+        return this;
+    }
+
+    /**
+     * @return bytes the image can hold before it grows.
+     */
+    public int capacity()
+    {
+        return data.capacity();
     }
 
     public long logPosition()

@@ -65,6 +65,17 @@ public final class ServiceContainer implements Cluster
 
     }
 
+    /** Gives the image a snapshot is serialised into. */
+    @FunctionalInterface
+    public interface ImageSource
+    {
+        /**
+         * @param sizeHint bytes the last snapshot took.
+         * @return an empty image for the position, not in use elsewhere.
+         */
+        SnapshotImage image(long logPosition, long term, long timestamp, int sizeHint);
+    }
+
     /** Receives each snapshot image as soon as it is taken. */
     @FunctionalInterface
     public interface SnapshotTaken
@@ -129,6 +140,8 @@ public final class ServiceContainer implements Cluster
     private final ContainerSnapshot containerSnapshot = new ContainerSnapshot();
     private org.agrona.concurrent.NanoClock pauseClock = () -> 0;
     private SnapshotTaken snapshotTaken;
+    private ImageSource imageSource = (position, term, timestamp, sizeHint) ->
+        new SnapshotImage(position, term, timestamp, sizeHint);
     private long lastSnapshotPosition = -1;
     private int lastImageLength = 64 * 1024;
     private long entryTerm;
@@ -202,6 +215,7 @@ public final class ServiceContainer implements Cluster
         entryEndPosition = image.logPosition();
         entryTimestamp = image.timestamp();
         lastSnapshotPosition = image.logPosition();
+        lastImageLength = image.encodedLength() + 64 * 1024;
         service.onStart(this, reader);
     }
 
@@ -213,6 +227,14 @@ public final class ServiceContainer implements Cluster
     {
         this.snapshotTaken = listener;
         this.pauseClock = clock;
+    }
+
+    /**
+     * @param source gives the images snapshots are serialised into (default: a new one each time).
+     */
+    public void imageSource(final ImageSource source)
+    {
+        this.imageSource = source;
     }
 
     /**
@@ -492,7 +514,7 @@ public final class ServiceContainer implements Cluster
     private void takeSnapshot()
     {
         final long startNs = pauseClock.nanoTime();
-        final SnapshotImage image = new SnapshotImage(entryEndPosition, entryTerm, entryTimestamp, lastImageLength);
+        final SnapshotImage image = imageSource.image(entryEndPosition, entryTerm, entryTimestamp, lastImageLength);
         containerSnapshot.write(image, sessions, timers, serviceMessages);
         service.onTakeSnapshot(image);
         lastImageLength = image.encodedLength() + 64 * 1024;

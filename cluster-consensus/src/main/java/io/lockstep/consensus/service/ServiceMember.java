@@ -74,6 +74,9 @@ public final class ServiceMember implements Agent, ServiceHooks
     private ServiceContainer container;
     private SessionIngress sessions;
     private SnapshotImage pendingImage;
+    /** Two images, alternated: one may be with storage while the next snapshot is serialised into the other. */
+    private final SnapshotImage[] images = new SnapshotImage[2];
+    private SnapshotImage writingImage;
     private long requestedSnapshotAt = -1;
     private long retainedFor = -1;
     private long snapshotsTaken;
@@ -180,6 +183,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         sessions.container(container);
         consensus.clientIngress(sessions);
         container.onSnapshotTaken(this::onSnapshotTaken, settings.pauseClock());
+        container.imageSource(this::freeImage);
         if (null == image)
         {
             container.start(null);
@@ -214,6 +218,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         int work = 0;
         if (null != pendingImage && !storage.isWriting())
         {
+            writingImage = pendingImage;
             storage.write(pendingImage);
             pendingImage = null;
             work++;
@@ -298,8 +303,39 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         else
         {
+            writingImage = image;
             storage.write(image);
         }
+    }
+
+    /**
+     * The image for the next snapshot: one storage is not writing. A waiting image is about to be replaced by this
+     * snapshot anyway, so it may be reused.
+     */
+    private SnapshotImage freeImage(final long logPosition, final long term, final long timestamp, final int sizeHint)
+    {
+        if (null == storage)
+        {
+            return new SnapshotImage(logPosition, term, timestamp, sizeHint);
+        }
+        final SnapshotImage busy = null != storage && storage.isWriting() ? writingImage : null;
+        for (int i = 0; i < images.length; i++)
+        {
+            if (null != images[i] && images[i] != busy)
+            {
+                if (images[i] == pendingImage)
+                {
+                    pendingImage = null;
+                }
+                return images[i].reset(logPosition, term, timestamp);
+            }
+            if (null == images[i])
+            {
+                images[i] = new SnapshotImage(logPosition, term, timestamp, sizeHint);
+                return images[i];
+            }
+        }
+        throw new IllegalStateException("no free snapshot image");
     }
 
     // ------------------------------------------------------------------------------------------- ServiceHooks
