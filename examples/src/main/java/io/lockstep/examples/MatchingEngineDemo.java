@@ -73,9 +73,11 @@ public final class MatchingEngineDemo
         }
         final Path root = Files.createTempDirectory("lockstep-demo");
         int exit;
-        try (LocalCluster cluster = new LocalCluster(root, 3, "batch", 64 * 1024 * 1024,
+        try (LocalCluster cluster = new LocalCluster(root, 3, "batch", 4 * 1024 * 1024,
             MatchingEngineService.class.getName()))
         {
+            // Segments and snapshot interval small enough that automatic snapshots and log purges happen in a demo.
+            cluster.configureAll("lockstep.snapshot.interval.bytes", Integer.toString(8 << 20));
             exit = new MatchingEngineDemo().run(cluster, durationS);
         }
         finally
@@ -105,6 +107,7 @@ public final class MatchingEngineDemo
         final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
         long sent = 0;
         int killed = -1;
+        boolean replicasAgree = false;
         try (AdminClient admin = new AdminClient(cluster.members());
             ClusterClient client = ClusterClient.connect(cluster.members(), this::onEgress))
         {
@@ -172,11 +175,40 @@ public final class MatchingEngineDemo
                     LockSupport.parkNanos(10_000);
                 }
             }
+            final long snapshotAt = admin.snapshot(30_000);
+            System.out.printf("lockstep demo: snapshot asked for by the tool is durable on the leader at position %d%n",
+                snapshotAt);
+            replicasAgree = printReplicas(admin);
         }
         final long lost = sent - acked;
-        System.out.printf("demo summary: sent=%d acked=%d lost=%d duplicated=%d failover_ms=%d%n",
-            sent, acked, lost, duplicated, failoverMs);
-        return 0 == lost && 0 == duplicated ? 0 : 1;
+        System.out.printf("demo summary: sent=%d acked=%d lost=%d duplicated=%d failover_ms=%d replicas_agree=%b%n",
+            sent, acked, lost, duplicated, failoverMs, replicasAgree);
+        return 0 == lost && 0 == duplicated && replicasAgree ? 0 : 1;
+    }
+
+    /**
+     * Wait until every member has applied the same position, then show what each holds: same position, same hash.
+     */
+    private static boolean printReplicas(final AdminClient admin)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        java.util.Map<Integer, AdminClient.Status> statuses = admin.status(500);
+        while (System.nanoTime() < deadline && (statuses.size() < 3 ||
+            statuses.values().stream().map(AdminClient.Status::appliedPosition).distinct().count() != 1 ||
+            statuses.values().stream().anyMatch(st -> st.appliedPosition() != st.logPosition())))
+        {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            statuses = admin.status(500);
+        }
+        for (final AdminClient.Status st : statuses.values())
+        {
+            System.out.printf("member=%d role=%s applied_position=%d log_start_position=%d snapshot_position=%d " +
+                "state_hash=%016x%n", st.memberId(), st.role().name().toLowerCase(java.util.Locale.ROOT),
+                st.appliedPosition(), st.logStartPosition(), st.snapshotPosition(), st.stateHash());
+        }
+        return statuses.size() == 3 &&
+            statuses.values().stream().map(AdminClient.Status::appliedPosition).distinct().count() == 1 &&
+            statuses.values().stream().map(AdminClient.Status::stateHash).distinct().count() == 1;
     }
 
     private void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
