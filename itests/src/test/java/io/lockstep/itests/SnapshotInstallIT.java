@@ -75,7 +75,14 @@ class SnapshotInstallIT
                     statuses.values().stream().allMatch(s -> s.logStartPosition() > 0);
             }, "4 snapshots seen on the leader and every member's log purged");
 
-            final long asked = admin.snapshot(30_000);
+            // The operator's command, as a process: exit 0 once durable on the leader, printing the position.
+            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.ClusterTool", "snapshot", "--config",
+                cluster.config(0).toString());
+            assertEquals(0, tool.exitCode(), tool.output());
+            final java.util.regex.Matcher m = java.util.regex.Pattern.compile("snapshot_position=(\\d+)")
+                .matcher(tool.output());
+            assertTrue(m.find(), tool.output());
+            final long asked = Long.parseLong(m.group(1));
             assertTrue(asked > 0, "tool snapshot confirmed durable on the leader");
 
             final int leaderId = admin.awaitLeader(10_000);
