@@ -29,7 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every 2 MiB of log, keeping 2. Clients write until several snapshots and purges have happened on every member; the
  * tool asks for one more; then one follower is killed with SIGKILL, its data directory deleted, and it is started
  * again, empty. It must rejoin through install-snapshot and reach the same applied position and state hash as the
- * others. Throughout, every member's log directory stays under the stated bound.
+ * others. Writing goes on until the leader has taken 12 snapshots (about 24 MiB of log through 1 MiB segments;
+ * {@code -Dlockstep.snapshot.it.snapshots=N} for a longer run), and throughout every member's log directory stays
+ * under the stated bound.
  */
 class SnapshotInstallIT
 {
@@ -93,6 +95,18 @@ class SnapshotInstallIT
             awaitOps(ops, opsAtKill + 500);
             cluster.start(victim);
             awaitOps(ops, ops.get() + 500);
+            // Keep going: a longer run, many more snapshots and purges, the log bound sampled all the while.
+            final int longRunSnapshots = Integer.getInteger("lockstep.snapshot.it.snapshots", 12);
+            awaitStatus(admin, cluster, maxLogBytes, 180, statuses ->
+            {
+                final AdminClient.Status leader = leader(statuses);
+                if (null != leader && leader.snapshotPosition() > lastSnapshot[0])
+                {
+                    lastSnapshot[0] = leader.snapshotPosition();
+                    snapshotsSeen[0]++;
+                }
+                return snapshotsSeen[0] >= longRunSnapshots;
+            }, longRunSnapshots + " snapshots seen on the leader");
             stop.set(true);
             for (final Thread t : clients)
             {
