@@ -80,9 +80,7 @@ public final class ConsensusAgent implements Agent
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
     private SnapshotStorage snapshots;
-    private final UnsafeBuffer chunkBuffer;
-    private long installingPosition = -1;
-    private long installReceived;
+    private final SnapshotTransfer snapshotTransfer;
     private long transferDeadlineNs;
 
     /**
@@ -111,7 +109,7 @@ public final class ConsensusAgent implements Agent
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes());
         this.adapter = new MemberProtocolAdapter(this);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
-        this.chunkBuffer = new UnsafeBuffer(new byte[Math.min(64 * 1024, config.maxBlockBytes())]);
+        this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
         int votingCount = 0;
         final PeerState[] others = new PeerState[config.members().size() - 1];
@@ -162,6 +160,7 @@ public final class ConsensusAgent implements Agent
     {
         this.snapshots = snapshots;
         this.serviceHooks = hooks;
+        snapshotTransfer.storage(snapshots);
     }
 
     /**
@@ -734,7 +733,7 @@ public final class ConsensusAgent implements Agent
         {
             if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
             {
-                work += sendSnapshot(peer);
+                work += snapshotTransfer.send(peer, term, nowNs, config.heartbeatIntervalNs());
                 continue;
             }
             while (peer.nextPosition < end &&
@@ -764,59 +763,6 @@ public final class ConsensusAgent implements Agent
         return work;
     }
 
-    /**
-     * Stream the newest snapshot to a follower whose next entry is purged: a few chunks in flight, a bounded number
-     * per duty cycle, so that other followers' replication is not held up. Chunks not acknowledged within a
-     * heartbeat interval are sent again from the last acknowledged offset.
-     */
-    private int sendSnapshot(final PeerState peer)
-    {
-        if (null == snapshots || snapshots.durablePosition() < 0)
-        {
-            return 0;
-        }
-        if (peer.installPosition != snapshots.durablePosition())
-        {
-            peer.installPosition = snapshots.durablePosition();
-            peer.installTerm = snapshots.durableTerm();
-            peer.installLength = snapshots.durableLength();
-            peer.installOffset = 0;
-            peer.installAcked = 0;
-            LOGGER.log(System.Logger.Level.INFO, "member {0} sends snapshot at {1} ({2} bytes) to {3}, whose next " +
-                "entry {4} is purged", memberId, peer.installPosition, peer.installLength, peer.id, peer.nextPosition);
-        }
-        if (nowNs - peer.lastSentNs >= config.heartbeatIntervalNs())
-        {
-            peer.installOffset = peer.installAcked;
-        }
-        int work = 0;
-        final int window = 4 * chunkBuffer.capacity();
-        while (work < 2 && (peer.installOffset < peer.installLength || 0 == peer.installLength) &&
-            peer.installOffset - peer.installAcked < window)
-        {
-            final int read = snapshots.read(peer.installPosition, peer.installOffset, chunkBuffer, 0,
-                chunkBuffer.capacity());
-            if (read < 0)
-            {
-                peer.installPosition = -1;
-                return work;
-            }
-            if (!publisher.installSnapshot(peer.id, term, memberId, peer.installPosition, peer.installTerm,
-                peer.installOffset, peer.installLength, chunkBuffer, 0, read))
-            {
-                break;
-            }
-            peer.installOffset += read;
-            peer.lastSentNs = nowNs;
-            work++;
-            if (0 == read)
-            {
-                break;
-            }
-        }
-        return work;
-    }
-
     void onInstallSnapshotResponse(
         final long responseTerm, final int followerId, final long position, final long nextOffset,
         final boolean installed)
@@ -827,30 +773,10 @@ public final class ConsensusAgent implements Agent
             return;
         }
         final PeerState peer = peer(followerId);
-        if (Role.LEADER != role || responseTerm < term || null == peer || position != peer.installPosition)
+        if (Role.LEADER == role && responseTerm == term && null != peer)
         {
-            return;
-        }
-        peer.lastHeardNs = nowNs;
-        if (installed)
-        {
-            LOGGER.log(System.Logger.Level.INFO, "member {0}: member {1} installed the snapshot at {2}",
-                memberId, followerId, position);
-            peer.installPosition = -1;
-            peer.nextPosition = position;
-            peer.appendedAck = Math.max(peer.appendedAck, position);
-            peer.matchPosition = Math.max(peer.matchPosition, position);
-            peer.resetSequence = peer.sequence;
-        }
-        else if (nextOffset < 0)
-        {
-            peer.installOffset = 0;
-            peer.installAcked = 0;
-        }
-        else
-        {
-            peer.installAcked = Math.max(peer.installAcked, nextOffset);
-            peer.installOffset = Math.max(peer.installOffset, peer.installAcked);
+            peer.lastHeardNs = nowNs;
+            snapshotTransfer.onResponse(peer, position, nextOffset, installed);
         }
     }
 
@@ -882,39 +808,13 @@ public final class ConsensusAgent implements Agent
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != snapshots);
             return;
         }
-        if (0 == offset)
+        final SnapshotStorage.Loaded loaded = snapshotTransfer.receive(fromLeaderId, term, position, snapshotTerm,
+            offset, totalLength, buffer, chunkOffset, chunkLength);
+        if (null == loaded)
         {
-            snapshots.beginInstall(position, snapshotTerm, totalLength);
-            installingPosition = position;
-            installReceived = 0;
-        }
-        if (position != installingPosition || offset != installReceived)
-        {
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
-                position == installingPosition ? installReceived : -1, false);
             return;
         }
-        snapshots.installChunk(buffer, chunkOffset, chunkLength);
-        installReceived += chunkLength;
-        if (installReceived < totalLength)
-        {
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, installReceived, false);
-            return;
-        }
-        final SnapshotStorage.Loaded loaded;
-        try
-        {
-            loaded = snapshots.completeInstall();
-        }
-        catch (final ArchiveException ex)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} failed its checks, asking again: {2}",
-                memberId, fromLeaderId, ex.getMessage());
-            installingPosition = -1;
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
-            return;
-        }
-        installingPosition = -1;
+        // Everything up to the snapshot is committed state; the old log no longer joins it.
         log.flush();
         log.reset(position, snapshotTerm);
         rebuildTermIndex();

@@ -1,0 +1,183 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Install-snapshot, both ends: a leader streams its newest snapshot to a follower whose next entry it has purged; a
+ * follower takes the chunks in order into its snapshot storage. The consensus agent keeps the decisions (who needs a
+ * snapshot, terms, what an installed snapshot does to the log); this class moves the bytes.
+ * <p>
+ * Leader side: a few chunks in flight per follower and at most {@link #CHUNKS_PER_CYCLE} sent per duty cycle, so
+ * the others' replication is not held up; chunks not acknowledged within a heartbeat interval are sent again from
+ * the last acknowledged offset. Follower side: a chunk out of order is answered with the offset wanted (or -1: start
+ * again), and the whole snapshot is checked by the storage before it is recorded.
+ */
+final class SnapshotTransfer
+{
+    private static final System.Logger LOGGER = System.getLogger(SnapshotTransfer.class.getName());
+    static final int CHUNKS_IN_FLIGHT = 4;
+    static final int CHUNKS_PER_CYCLE = 2;
+
+    private final MemberProtocolPublisher publisher;
+    private final int memberId;
+    private final UnsafeBuffer chunkBuffer;
+    private SnapshotStorage storage;
+    private long installingPosition = -1;
+    private long installReceived;
+
+    SnapshotTransfer(final MemberProtocolPublisher publisher, final int memberId, final int chunkBytes)
+    {
+        this.publisher = publisher;
+        this.memberId = memberId;
+        this.chunkBuffer = new UnsafeBuffer(new byte[chunkBytes]);
+    }
+
+    void storage(final SnapshotStorage storage)
+    {
+        this.storage = storage;
+    }
+
+    SnapshotStorage storage()
+    {
+        return storage;
+    }
+
+    // ----------------------------------------------------------------------------------------------- leader side
+
+    /**
+     * @return chunks sent.
+     */
+    int send(final PeerState peer, final long term, final long nowNs, final long heartbeatIntervalNs)
+    {
+        if (null == storage || storage.durablePosition() < 0)
+        {
+            return 0;
+        }
+        if (peer.installPosition != storage.durablePosition())
+        {
+            peer.installPosition = storage.durablePosition();
+            peer.installTerm = storage.durableTerm();
+            peer.installLength = storage.durableLength();
+            peer.installOffset = 0;
+            peer.installAcked = 0;
+            LOGGER.log(System.Logger.Level.INFO, "member {0} sends snapshot at {1} ({2} bytes) to {3}, whose next " +
+                "entry {4} is purged", memberId, peer.installPosition, peer.installLength, peer.id, peer.nextPosition);
+        }
+        if (nowNs - peer.lastSentNs >= heartbeatIntervalNs)
+        {
+            peer.installOffset = peer.installAcked;
+        }
+        int sent = 0;
+        final long window = (long)CHUNKS_IN_FLIGHT * chunkBuffer.capacity();
+        while (sent < CHUNKS_PER_CYCLE && (peer.installOffset < peer.installLength || 0 == peer.installLength) &&
+            peer.installOffset - peer.installAcked < window)
+        {
+            final int read = storage.read(peer.installPosition, peer.installOffset, chunkBuffer, 0,
+                chunkBuffer.capacity());
+            if (read < 0)
+            {
+                // Deleted by retention meanwhile: the next cycle starts on the newer one.
+                peer.installPosition = -1;
+                return sent;
+            }
+            if (!publisher.installSnapshot(peer.id, term, memberId, peer.installPosition, peer.installTerm,
+                peer.installOffset, peer.installLength, chunkBuffer, 0, read))
+            {
+                break;
+            }
+            peer.installOffset += read;
+            peer.lastSentNs = nowNs;
+            sent++;
+            if (0 == read)
+            {
+                break;
+            }
+        }
+        return sent;
+    }
+
+    /**
+     * A follower's answer to chunks of the snapshot it is being sent.
+     */
+    void onResponse(final PeerState peer, final long position, final long nextOffset, final boolean installed)
+    {
+        if (position != peer.installPosition)
+        {
+            return;
+        }
+        if (installed)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: member {1} installed the snapshot at {2}",
+                memberId, peer.id, position);
+            peer.installPosition = -1;
+            peer.nextPosition = position;
+            peer.appendedAck = Math.max(peer.appendedAck, position);
+            peer.matchPosition = Math.max(peer.matchPosition, position);
+            peer.resetSequence = peer.sequence;
+        }
+        else if (nextOffset < 0)
+        {
+            peer.installOffset = 0;
+            peer.installAcked = 0;
+        }
+        else
+        {
+            peer.installAcked = Math.max(peer.installAcked, nextOffset);
+            peer.installOffset = Math.max(peer.installOffset, peer.installAcked);
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------- follower side
+
+    /**
+     * Take a chunk. Every outcome but the last is answered here; the caller answers "installed" once it has made
+     * the log start at the snapshot.
+     *
+     * @return the snapshot, checked, durable and recorded, once its last chunk arrived; else null.
+     */
+    SnapshotStorage.Loaded receive(
+        final int fromLeaderId,
+        final long term,
+        final long position,
+        final long snapshotTerm,
+        final long offset,
+        final long totalLength,
+        final DirectBuffer buffer,
+        final int chunkOffset,
+        final int chunkLength)
+    {
+        if (0 == offset)
+        {
+            storage.beginInstall(position, snapshotTerm, totalLength);
+            installingPosition = position;
+            installReceived = 0;
+        }
+        if (position != installingPosition || offset != installReceived)
+        {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
+                position == installingPosition ? installReceived : -1, false);
+            return null;
+        }
+        storage.installChunk(buffer, chunkOffset, chunkLength);
+        installReceived += chunkLength;
+        if (installReceived < totalLength)
+        {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, installReceived, false);
+            return null;
+        }
+        installingPosition = -1;
+        try
+        {
+            return storage.completeInstall();
+        }
+        catch (final ArchiveException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} failed its checks, asking again: {2}",
+                memberId, fromLeaderId, ex.getMessage());
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            return null;
+        }
+    }
+}
