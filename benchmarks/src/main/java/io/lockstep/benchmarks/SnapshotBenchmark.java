@@ -2,7 +2,6 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.consensus.ArchiveRaftLog;
 import io.lockstep.consensus.FileSnapshotStorage;
 import io.lockstep.consensus.SnapshotImage;
@@ -237,7 +236,7 @@ public final class SnapshotBenchmark
         final MatchingEngineService service, final ArchiveRaftLog log, final long startPosition)
     {
         return new ServiceContainer(0, service, log, startPosition, new SessionTable(16, 256 * 1024),
-            new TimerTable(1024), NO_OUTBOX, new NoOpIdleStrategy());
+            new TimerTable(1024), ServiceContainer.Outbox.DISCARD, new NoOpIdleStrategy());
     }
 
     private static void applyAll(final ServiceContainer container, final ArchiveRaftLog log)
@@ -246,28 +245,4 @@ public final class SnapshotBenchmark
         {
         }
     }
-
-    private static final ServiceContainer.Outbox NO_OUTBOX = new ServiceContainer.Outbox()
-    {
-        public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
-        {
-        }
-
-        public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
-            final int length)
-        {
-        }
-
-        public void onIngressApplied(final long sessionId, final long appliedSequence)
-        {
-        }
-
-        public void onSessionClosed(final long sessionId, final CloseReason reason)
-        {
-        }
-
-        public void onCloseRequested(final long sessionId)
-        {
-        }
-    };
 }

@@ -27,4 +27,18 @@ public interface SnapshotReader
      * @return true once every fragment has been read.
      */
     boolean isDone();
+
+    /**
+     * Read exactly one fragment: for state written as a known sequence of fragments.
+     *
+     * @param handler receives it.
+     * @throws IllegalStateException if the snapshot has no more fragments (it was written with fewer).
+     */
+    default void readOne(final FragmentHandler handler)
+    {
+        if (isDone() || 1 != poll(handler, 1))
+        {
+            throw new IllegalStateException("snapshot ends before a fragment its reader expected");
+        }
+    }
 }

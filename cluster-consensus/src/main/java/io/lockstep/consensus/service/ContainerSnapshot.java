@@ -95,7 +95,7 @@ final class ContainerSnapshot
         final ServiceMessageQueue serviceMessages)
     {
         final int[] counts = new int[3];
-        one(reader, (buffer, offset, length) ->
+        reader.readOne((buffer, offset, length) ->
         {
             headerDecoder.wrap(buffer, offset);
             expect(ContainerSnapshotHeaderDecoder.TEMPLATE_ID);
@@ -114,7 +114,7 @@ final class ContainerSnapshot
         });
         for (int i = 0; i < counts[0]; i++)
         {
-            one(reader, (buffer, offset, length) ->
+            reader.readOne((buffer, offset, length) ->
             {
                 headerDecoder.wrap(buffer, offset);
                 expect(SessionSnapshotDecoder.TEMPLATE_ID);
@@ -134,7 +134,7 @@ final class ContainerSnapshot
         }
         for (int i = 0; i < counts[1]; i++)
         {
-            one(reader, (buffer, offset, length) ->
+            reader.readOne((buffer, offset, length) ->
             {
                 headerDecoder.wrap(buffer, offset);
                 expect(TimerSnapshotDecoder.TEMPLATE_ID);
@@ -148,7 +148,7 @@ final class ContainerSnapshot
         }
         for (int i = 0; i < counts[2]; i++)
         {
-            one(reader, (buffer, offset, length) ->
+            reader.readOne((buffer, offset, length) ->
             {
                 headerDecoder.wrap(buffer, offset);
                 expect(ServiceMessageSnapshotDecoder.TEMPLATE_ID);
@@ -159,14 +159,6 @@ final class ContainerSnapshot
                 final int payloadOffset = messageDecoder.limit() + ServiceMessageSnapshotDecoder.payloadHeaderLength();
                 serviceMessages.restoreMessage(id, buffer, payloadOffset, payloadLength);
             });
-        }
-    }
-
-    private static void one(final SnapshotReader reader, final SnapshotReader.FragmentHandler handler)
-    {
-        if (reader.isDone() || 1 != reader.poll(handler, 1))
-        {
-            throw new IllegalStateException("snapshot ends inside the container's state");
         }
     }
 

@@ -63,6 +63,31 @@ public final class ServiceContainer implements Cluster
         /** The service asked to close a session: the leader appends a session-close entry. */
         void onCloseRequested(long sessionId);
 
+        /** Drops everything: for replaying a log outside a cluster (checks, benchmarks). */
+        Outbox DISCARD = new Outbox()
+        {
+            public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
+            {
+            }
+
+            public void onEgress(
+                final long sessionId, final long sequence, final DirectBuffer buffer, final int offset, final int length)
+            {
+            }
+
+            public void onIngressApplied(final long sessionId, final long appliedSequence)
+            {
+            }
+
+            public void onSessionClosed(final long sessionId, final CloseReason reason)
+            {
+            }
+
+            public void onCloseRequested(final long sessionId)
+            {
+            }
+        };
+
     }
 
     /** Gives the image a snapshot is serialised into. */

@@ -2,7 +2,6 @@ package io.lockstep.consensus.service;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.consensus.ArchiveRaftLog;
 import io.lockstep.consensus.FileSnapshotStorage;
@@ -52,30 +51,6 @@ public final class SnapshotReplayCheck
             return hashAtSnapshot == hashAfterLoad && fullReplayHash == snapshotReplayHash;
         }
     }
-
-    private static final ServiceContainer.Outbox NO_OUTBOX = new ServiceContainer.Outbox()
-    {
-        public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
-        {
-        }
-
-        public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
-            final int length)
-        {
-        }
-
-        public void onIngressApplied(final long sessionId, final long appliedSequence)
-        {
-        }
-
-        public void onSessionClosed(final long sessionId, final CloseReason reason)
-        {
-        }
-
-        public void onCloseRequested(final long sessionId)
-        {
-        }
-    };
 
     private SnapshotReplayCheck()
     {
@@ -154,7 +129,7 @@ public final class SnapshotReplayCheck
         final ClusteredService service, final ArchiveRaftLog log, final long startPosition)
     {
         return new ServiceContainer(0, service, log, startPosition, new SessionTable(1024, 64 * 1024),
-            new TimerTable(64 * 1024), NO_OUTBOX, new NoOpIdleStrategy());
+            new TimerTable(64 * 1024), ServiceContainer.Outbox.DISCARD, new NoOpIdleStrategy());
     }
 
     private static long hash(final ServiceContainer container, final ClusteredService service)

@@ -35,6 +35,9 @@ import java.util.TreeMap;
  */
 public final class KeyValueService implements ClusteredService
 {
+    /** Applied-operation ids per snapshot fragment (32 KiB of them). */
+    private static final int OPS_PER_FRAGMENT = 4096;
+
     private final TreeMap<String, String> store = new TreeMap<>();
     private final Set<Long> appliedOps = new HashSet<>();
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
@@ -51,7 +54,7 @@ public final class KeyValueService implements ClusteredService
             return;
         }
         final long[] counts = new long[2];
-        next(snapshot, (buffer, offset, length) ->
+        snapshot.readOne((buffer, offset, length) ->
         {
             wrapSnapshotHeader(buffer, offset, KvSnapshotHeaderDecoder.TEMPLATE_ID);
             final KvSnapshotHeaderDecoder h = new KvSnapshotHeaderDecoder()
@@ -63,7 +66,7 @@ public final class KeyValueService implements ClusteredService
         final KvSnapshotEntryDecoder entry = new KvSnapshotEntryDecoder();
         for (long i = 0; i < counts[0]; i++)
         {
-            next(snapshot, (buffer, offset, length) ->
+            snapshot.readOne((buffer, offset, length) ->
             {
                 wrapSnapshotHeader(buffer, offset, KvSnapshotEntryDecoder.TEMPLATE_ID);
                 entry.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
@@ -74,7 +77,7 @@ public final class KeyValueService implements ClusteredService
         final KvSnapshotOpsDecoder ops = new KvSnapshotOpsDecoder();
         while (appliedOps.size() < counts[1])
         {
-            next(snapshot, (buffer, offset, length) ->
+            snapshot.readOne((buffer, offset, length) ->
             {
                 wrapSnapshotHeader(buffer, offset, KvSnapshotOpsDecoder.TEMPLATE_ID);
                 ops.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
@@ -169,16 +172,6 @@ public final class KeyValueService implements ClusteredService
                 group.next().op(ids[i + k]);
             }
             writer.append(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + ops.encodedLength());
-        }
-    }
-
-    private static final int OPS_PER_FRAGMENT = 4096;
-
-    private static void next(final SnapshotReader reader, final SnapshotReader.FragmentHandler handler)
-    {
-        if (reader.isDone() || 1 != reader.poll(handler, 1))
-        {
-            throw new IllegalStateException("key-value snapshot ends early");
         }
     }
 

@@ -101,7 +101,7 @@ final class EngineSnapshot
     void read(final SnapshotReader reader, final Int2ObjectHashMap<OrderBook> books, final IntFunction<OrderBook> newBook)
     {
         final int[] state = new int[3];
-        next(reader, (b, o, l) ->
+        reader.readOne((b, o, l) ->
         {
             wrapHeader(b, o, EngineSnapshotHeaderDecoder.TEMPLATE_ID);
             engineHeaderDecoder.wrap(b, o + MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
@@ -111,7 +111,7 @@ final class EngineSnapshot
         for (int i = 0; i < state[0]; i++)
         {
             final OrderBook[] book = new OrderBook[1];
-            next(reader, (b, o, l) ->
+            reader.readOne((b, o, l) ->
             {
                 wrapHeader(b, o, BookSnapshotHeaderDecoder.TEMPLATE_ID);
                 bookHeaderDecoder.wrap(b, o + MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
@@ -122,7 +122,7 @@ final class EngineSnapshot
             });
             while (book[0].orderCount() < state[1])
             {
-                next(reader, (b, o, l) ->
+                reader.readOne((b, o, l) ->
                 {
                     wrapHeader(b, o, BookSnapshotOrdersDecoder.TEMPLATE_ID);
                     ordersDecoder.wrap(b, o + MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
@@ -134,14 +134,6 @@ final class EngineSnapshot
                     }
                 });
             }
-        }
-    }
-
-    private static void next(final SnapshotReader reader, final SnapshotReader.FragmentHandler handler)
-    {
-        if (reader.isDone() || 1 != reader.poll(handler, 1))
-        {
-            throw new IllegalStateException("matching engine snapshot ends early");
         }
     }
 
