@@ -115,11 +115,9 @@ public final class LatencyBenchmark
                         sentMeasured += measuring ? 1 : 0;
                     }
                 }
-                // Rest when idle and the next message is not due soon: on two cores a spinning client would take the
-                // members' CPU. parkNanos wakes ~50-60 us late here, so only when the next one is further off.
-                if (0 == client.poll() && start + index * intervalNs - System.nanoTime() > 100_000)
+                if (0 == client.poll())
                 {
-                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                    SendPacer.restIfEarly(start + index * intervalNs);
                 }
             }
             // Leader changes during the run: each election is an outage of up to the election timeout.

@@ -95,9 +95,9 @@ public final class AeronLatencyBenchmark
                         sentMeasured += measuring ? 1 : 0;
                     }
                 }
-                if (0 == client.pollEgress() && start + index * intervalNs - System.nanoTime() > 100_000)
+                if (0 == client.pollEgress())
                 {
-                    LockSupport.parkNanos(20_000);
+                    io.lockstep.benchmarks.SendPacer.restIfEarly(start + index * intervalNs);
                 }
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out, "");
