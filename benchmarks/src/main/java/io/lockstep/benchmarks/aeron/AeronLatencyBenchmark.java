@@ -15,7 +15,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 
 
