@@ -81,6 +81,11 @@ public final class ServiceMessageQueue
      */
     public void forEachFrom(final long fromId, final MessageVisitor visitor)
     {
+        // The leader asks every duty cycle; when there is nothing to visit that must cost no iterator.
+        if (queue.isEmpty() || queue.peekLast().id < fromId)
+        {
+            return;
+        }
         for (final Message m : queue)
         {
             if (m.id >= fromId && !visitor.visit(m.id, m.payload))

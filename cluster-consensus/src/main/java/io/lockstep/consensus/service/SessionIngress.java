@@ -114,8 +114,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         serviceAppendedUpTo = Math.max(serviceAppendedUpTo, container.serviceMessages().headId());
         container.serviceMessages().forEachFrom(serviceAppendedUpTo, appendServiceMessage);
         container.timerTable().forEachDue(consensus.nowNs(), fireTimer);
-        for (final SessionTable.Session s : container.sessionTable().sessions())
+        // Indexed, not iterated: this runs every duty cycle and must not allocate.
+        final SessionTable table = container.sessionTable();
+        for (int i = 0, size = table.size(); i < size; i++)
         {
+            final SessionTable.Session s = table.sessionAt(i);
             final long heard = lastHeardNs.get(s.id());
             if (heard < 0)
             {

@@ -1,5 +1,6 @@
 package io.lockstep.consensus.service;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.TreeMap;
@@ -61,6 +62,8 @@ public final class SessionTable
     private final int maxSessions;
     private final int egressCapacity;
     private final TreeMap<Long, Session> sessions = new TreeMap<>();
+    /** The same sessions in id order, for walking them every duty cycle without an iterator (ids only grow). */
+    private final ArrayList<Session> inOrder = new ArrayList<>();
     private long nextSessionId = 1;
 
     /**
@@ -88,6 +91,7 @@ public final class SessionTable
         }
         final Session session = new Session(id, egressCapacity);
         sessions.put(id, session);
+        inOrder.add(session);
         return session;
     }
 
@@ -120,7 +124,29 @@ public final class SessionTable
      */
     public Session close(final long sessionId)
     {
-        return sessions.remove(sessionId);
+        final Session session = sessions.remove(sessionId);
+        if (null != session)
+        {
+            inOrder.remove(session);
+        }
+        return session;
+    }
+
+    /**
+     * @return open sessions.
+     */
+    public int size()
+    {
+        return inOrder.size();
+    }
+
+    /**
+     * @param index in [0, {@link #size()}): sessions in id order.
+     * @return the session.
+     */
+    public Session sessionAt(final int index)
+    {
+        return inOrder.get(index);
     }
 
     /**
@@ -168,6 +194,7 @@ public final class SessionTable
         final Session session = new Session(sessionId, egressCapacity);
         session.appliedSequence = appliedSequence;
         sessions.put(sessionId, session);
+        inOrder.add(session);
         return session;
     }
 

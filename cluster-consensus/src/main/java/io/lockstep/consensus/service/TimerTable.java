@@ -91,6 +91,11 @@ public final class TimerTable
      */
     public void forEachDue(final long nowNs, final DueTimerHandler handler)
     {
+        // Checked first so that the common case, nothing due, costs no iterator.
+        if (byDeadline.isEmpty() || byDeadline.first().deadline > nowNs)
+        {
+            return;
+        }
         for (final Due due : byDeadline)
         {
             if (due.deadline > nowNs)
