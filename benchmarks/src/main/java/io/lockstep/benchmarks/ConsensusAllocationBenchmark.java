@@ -2,7 +2,10 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.ArchiveRaftLog;
+import io.lockstep.consensus.service.ServiceMember;
+import io.lockstep.examples.EchoService;
 import io.lockstep.consensus.AdminClient;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
@@ -24,12 +27,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Bytes allocated per committed append on each member's consensus thread in steady state (target 0). Three members
- * in this JVM, each agent on its own thread, over real TCP on loopback and archive-log; a client appends 288-byte
- * entries from another thread. Usage: {@code ConsensusAllocationBenchmark [--appends N]} (default 20,000 measured
- * after 20,000 warm-up).
+ * Bytes allocated per message on each member's thread in steady state (target 0), on both paths a message takes:
+ * a driver's append through consensus, and a client session's message through consensus, the service container, the
+ * echo service and back as egress. Three members running the echo service in this JVM, each on its own thread, over
+ * real TCP on loopback and archive-log; the drivers run on this thread. Usage: {@code ConsensusAllocationBenchmark
+ * [--appends N]} (default 20,000 measured after 20,000 warm-up, per path).
  */
 public final class ConsensusAllocationBenchmark
 {
@@ -52,6 +57,7 @@ public final class ConsensusAllocationBenchmark
         }
         final List<AgentRunner> runners = new ArrayList<>();
         final List<ConsensusAgent> agents = new ArrayList<>();
+        final List<ServiceMember> services = new ArrayList<>();
         try
         {
             for (int i = 0; i < 3; i++)
@@ -59,12 +65,18 @@ public final class ConsensusAllocationBenchmark
                 final ArchiveLogConfig log = new ArchiveLogConfig().directory(root.resolve("node" + i).resolve("log"))
                     .durability(DurabilityPolicy.NONE);
                 final ConsensusConfig config = ConsensusConfig.of(i, members, TimeoutProfile.LAN);
-                final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
-                    new TcpTransport(i, members, log.segmentLength(), config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION),
-                    new ArchiveRaftLog(log), new FileElectionState(root.resolve("node" + i)), new Random(i));
+                final TcpTransport transport = new TcpTransport(i, members, log.segmentLength(),
+                    config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
+                    io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+                final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
+                final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(), transport, raftLog,
+                    new FileElectionState(root.resolve("node" + i)), new Random(i));
                 agents.add(agent);
+                final ServiceMember member = new ServiceMember(agent, transport, raftLog, new EchoService(),
+                    TimeUnit.SECONDS.toNanos(10), 16, 256 * 1024, 1024, new BackoffIdleStrategy());
+                services.add(member);
                 final AgentRunner runner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                    agent);
+                    member);
                 AgentRunner.startOnThread(runner);
                 runners.add(runner);
             }
@@ -75,26 +87,86 @@ public final class ConsensusAllocationBenchmark
             {
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 drive(client, payload, appends);
-                final long[] before = new long[3];
-                for (int i = 0; i < 3; i++)
-                {
-                    before[i] = threads.getThreadAllocatedBytes(runners.get(i).thread().getId());
-                }
+                long[] before = allocated(threads, runners);
                 drive(client, payload, appends);
                 System.out.printf(Locale.ROOT, "consensus allocation over %d committed 288-byte appends:%n", appends);
-                for (int i = 0; i < 3; i++)
+                report(threads, runners, agents, before, appends, "append");
+            }
+
+            final long[] echoed = new long[1];
+            try (ClusterClient session = ClusterClient.connect(members, (sessionId, sequence, b, o, l) -> echoed[0]++))
+            {
+                if (!session.awaitConnected(20_000))
                 {
-                    final long bytes = threads.getThreadAllocatedBytes(runners.get(i).thread().getId()) - before[i];
-                    final String role = Role.LEADER == agents.get(i).role() ? "leader" : "follower";
-                    System.out.printf(Locale.ROOT, "lockstep mode=alloc member=%d role=%s allocated_bytes=%d " +
-                        "bytes_per_append=%.3f%n", i, role, bytes, (double)bytes / appends);
+                    throw new IllegalStateException("no session in 20 s");
                 }
+                final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
+                echo(session, payload, echoed, appends);
+                final long[] before = allocated(threads, runners);
+                echo(session, payload, echoed, appends);
+                System.out.printf(Locale.ROOT, "session path allocation over %d 288-byte client messages echoed by " +
+                    "the service:%n", appends);
+                report(threads, runners, agents, before, appends, "session");
             }
         }
         finally
         {
             runners.forEach(AgentRunner::close);
             TempDirs.deleteTree(root);
+        }
+    }
+
+    private static long[] allocated(
+        final com.sun.management.ThreadMXBean threads, final List<AgentRunner> runners)
+    {
+        final long[] bytes = new long[runners.size()];
+        for (int i = 0; i < bytes.length; i++)
+        {
+            bytes[i] = threads.getThreadAllocatedBytes(runners.get(i).thread().getId());
+        }
+        return bytes;
+    }
+
+    private static void report(
+        final com.sun.management.ThreadMXBean threads,
+        final List<AgentRunner> runners,
+        final List<ConsensusAgent> agents,
+        final long[] before,
+        final int messages,
+        final String path)
+    {
+        for (int i = 0; i < runners.size(); i++)
+        {
+            final long bytes = threads.getThreadAllocatedBytes(runners.get(i).thread().getId()) - before[i];
+            final String role = Role.LEADER == agents.get(i).role() ? "leader" : "follower";
+            System.out.printf(Locale.ROOT, "lockstep mode=alloc path=%s member=%d role=%s allocated_bytes=%d " +
+                "bytes_per_message=%.3f%n", path, i, role, bytes, (double)bytes / messages);
+        }
+    }
+
+    /** Up to 32 in flight, until every message has come back. */
+    private static void echo(
+        final ClusterClient session, final UnsafeBuffer payload, final long[] echoed, final int messages)
+    {
+        final long target = echoed[0] + messages;
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        long sent = 0;
+        while (echoed[0] < target)
+        {
+            if (sent < messages && sent - (echoed[0] - (target - messages)) < 32)
+            {
+                payload.putLong(0, sent);
+                if (session.offer(payload, 0, payload.capacity()) >= 0)
+                {
+                    sent++;
+                }
+            }
+            session.poll();
+            if (System.nanoTime() > deadline)
+            {
+                throw new IllegalStateException("only " + (messages - (target - echoed[0])) + " of " + messages +
+                    " echoed in 120 s");
+            }
         }
     }
 

@@ -58,4 +58,17 @@ class BenchmarkSmokeIT
         assertTrue(result.output().matches("(?s).*lockstep mode=snapshot orders=20000 pause_ms=[0-9.,]+ .*" +
             "restart_full_replay_ms=\\d+ restart_from_snapshot_ms=\\d+ .*"), result.output());
     }
+
+    @Test
+    void allocationBenchmarkCoversTheAppendAndSessionPaths() throws Exception
+    {
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.ConsensusAllocationBenchmark",
+            "--appends", "2000");
+        assertEquals(0, result.exitCode(), result.output());
+        for (final String path : new String[]{ "append", "session" })
+        {
+            assertTrue(result.output().matches("(?s).*lockstep mode=alloc path=" + path +
+                " member=\\d role=leader allocated_bytes=\\d+ bytes_per_message=[0-9.]+.*"), result.output());
+        }
+    }
 }
