@@ -424,39 +424,70 @@ public final class ArchiveLog implements AutoCloseable
 
     /**
      * Delete whole segments that lie below a position (after a snapshot covers them). The segment being appended to
-     * is always kept.
+     * is always kept. Equivalent to {@link #advanceStart} then {@link #deleteSegmentsBelowStart}.
      *
      * @param position frames below this are no longer needed.
      * @return the new {@link #startPosition()}.
      */
     public long purge(final long position)
     {
+        final long start = advanceStart(position);
+        deleteSegmentsBelowStart();
+        return start;
+    }
+
+    /**
+     * Move the log's start up to the last segment boundary at or below a position, never into the segment being
+     * appended to, without deleting anything: readers are refused below it from now on. Costs no I/O, so the
+     * writer's thread can call it and leave the deleting to another ({@link #deleteSegmentsBelowStart}).
+     *
+     * @param position frames below this are no longer needed.
+     * @return the new {@link #startPosition()}.
+     */
+    public long advanceStart(final long position)
+    {
         checkUsable();
-        final long[] bases = SegmentFiles.listBasePositions(directory);
-        int purgeCount = 0;
-        while (purgeCount < bases.length && bases[purgeCount] + segmentLength <= position &&
-            bases[purgeCount] + segmentLength < appendedPosition)
-        {
-            purgeCount++;
-        }
-        if (0 == purgeCount)
+        if (appendedPosition <= 0)
         {
             return startPosition;
         }
-
-        // Readers are told the new start before the files go, so they report PURGED rather than a missing file.
-        startPosition = Math.max(bases[purgeCount - 1] + segmentLength, initialPosition);
-        for (int i = 0; i < purgeCount; i++)
+        final long boundary = Math.min(position / segmentLength, (appendedPosition - 1) / segmentLength) * segmentLength;
+        if (boundary > startPosition)
         {
-            SegmentFiles.delete(directory, bases[i]);
+            startPosition = boundary;
         }
-        if (DurabilityPolicy.BATCH == durability)
-        {
-            SegmentFiles.fsyncDirectory(directory);
-        }
-        LOGGER.log(System.Logger.Level.INFO, "purged {0} segments of {1}; log now starts at {2}",
-            purgeCount, directory, startPosition);
         return startPosition;
+    }
+
+    /**
+     * Delete the segment files that lie wholly below {@link #startPosition()}. Safe from any thread: it reads only
+     * the start, which the writer publishes, and files the writer no longer touches.
+     *
+     * @return segments deleted.
+     */
+    public int deleteSegmentsBelowStart()
+    {
+        final long start = startPosition;
+        final long[] bases = SegmentFiles.listBasePositions(directory);
+        int deleted = 0;
+        for (final long base : bases)
+        {
+            if (base + segmentLength <= start)
+            {
+                SegmentFiles.delete(directory, base);
+                deleted++;
+            }
+        }
+        if (deleted > 0)
+        {
+            if (DurabilityPolicy.BATCH == durability)
+            {
+                SegmentFiles.fsyncDirectory(directory);
+            }
+            LOGGER.log(System.Logger.Level.INFO, "purged {0} segments of {1}; log now starts at {2}",
+                deleted, directory, start);
+        }
+        return deleted;
     }
 
     /**
