@@ -17,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One member as a process: {@code bin/lockstep node --config FILE}. Opens (and recovers) the log and the election
- * state in the data directory, listens for peers, and runs the consensus agent on one thread with a backoff idle
- * strategy (this machine has two cores: a busy-spinning member would starve the others). Prints one line starting
+ * state in the data directory, listens for peers, and runs the consensus agent on one thread that idles in its
+ * socket selector ({@code SelectorIdleStrategy}: it wakes when a message arrives; a busy-spinning member would starve
+ * the others on a two-core machine, and a parking one wakes late or needlessly). Prints one line starting
  * {@code lockstep node <id> ready} once it listens. Any error inside the agent stops the member (exit 1) rather than
  * let it continue with state it cannot trust.
  */
@@ -91,8 +92,8 @@ public final class ClusterNode implements AutoCloseable
                 return agent.roleName();
             }
         };
-        runner = new AgentRunner(new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1),
-            TimeUnit.MILLISECONDS.toNanos(1)), t -> { }, null, guarded);
+        runner = new AgentRunner(new io.lockstep.cluster.transport.SelectorIdleStrategy(transport, 100, 10, 1),
+            t -> { }, null, guarded);
         thread = AgentRunner.startOnThread(runner);
     }
 

@@ -63,6 +63,35 @@ class TcpTransportTest
     }
 
     @Test
+    void theSelectorIdleStrategyWakesWhenAMessageArrivesNotAtTheEndOfItsWait() throws Exception
+    {
+        membersOnFreePorts(2);
+        final TcpTransport a = transport(0);
+        final TcpTransport b = transport(1);
+        awaitPolling(() -> a.isConnected(1) && b.isConnected(0), a, b);
+        awaitPolling(() -> 0 == b.poll(System.nanoTime(), (from, buffer, offset, length) -> { }), a, b);
+
+        final io.lockstep.cluster.transport.SelectorIdleStrategy idle =
+            new io.lockstep.cluster.transport.SelectorIdleStrategy(b, 0, 0, 60_000);
+        final Thread sender = new Thread(() ->
+        {
+            final UnsafeBuffer message = statusRequest(0);
+            while (!a.send(1, message, 0, message.capacity()))
+            {
+                Thread.onSpinWait();
+            }
+            a.flush(System.nanoTime());
+        });
+        final long start = System.nanoTime();
+        sender.start();
+        idle.idle(0);
+        final long waitedMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        sender.join();
+        assertTrue(waitedMs < 30_000, "woke when the message arrived, after " + waitedMs + " ms of a 60 s wait");
+        awaitPolling(() -> received.size() == 1, a, b);
+    }
+
+    @Test
     void aPeerSpeakingGarbageIsDisconnectedAndTheMemberCarriesOn() throws Exception
     {
         membersOnFreePorts(1);

@@ -179,6 +179,26 @@ public final class TcpTransport implements Transport
         return work;
     }
 
+    /**
+     * Wait until a socket is ready or the time is up, without handling anything: the next {@link #poll} does (the
+     * selector reports a ready socket again until it is read). For an idle strategy; no allocation.
+     *
+     * @param timeoutMs longest wait.
+     */
+    public void awaitReady(final long timeoutMs)
+    {
+        try
+        {
+            selector.select(IGNORE_READY, timeoutMs);
+        }
+        catch (final IOException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "select failed: {0}", ex.toString());
+        }
+    }
+
+    private static final Consumer<SelectionKey> IGNORE_READY = key -> { };
+
     public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
         final Connection connection = endpoint < CLIENT_ENDPOINT_BASE ?
