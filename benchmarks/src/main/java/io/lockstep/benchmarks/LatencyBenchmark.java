@@ -56,7 +56,7 @@ public final class LatencyBenchmark
             {
                 cluster.start(i);
             }
-            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, backoff idle), " +
+            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle), " +
                 "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(), size, options.warmup(),
                 options.seconds());
             for (final int rate : options.rates())
