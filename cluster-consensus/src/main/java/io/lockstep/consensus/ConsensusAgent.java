@@ -165,11 +165,23 @@ public final class ConsensusAgent implements Agent
 
     /**
      * Start from a loaded snapshot: it covers committed state up to its position, so that much is committed. If the
-     * log does not join up with it (it starts above the snapshot, ends below it, or has another entry ending there),
-     * the log is reset to start at the snapshot: the leader sends the rest.
+     * log ends below it, or holds another entry ending there, the log is reset to start at the snapshot (the leader
+     * sends the rest): nothing in it is lost that was committed, because a committed entry at or before the snapshot
+     * is in it, and by log matching no entry after a mismatch can be committed. A log that starts above the
+     * snapshot is another matter (the newest snapshot was damaged and an older one is all there is): it may hold
+     * entries this member acknowledged, so the member refuses to start rather than discard them.
      */
     public void startFromSnapshot(final long position, final long snapshotTerm)
     {
+        if (log.startPosition() > position)
+        {
+            // The log may hold entries this member acknowledged: discarding it could lose a committed entry.
+            throw new IllegalStateException("member " + memberId + ": the log starts at " + log.startPosition() +
+                ", above the newest usable snapshot at " + position + ", so the state between cannot be rebuilt " +
+                "here; the log is kept, not discarded, because it may hold acknowledged entries. Restore a snapshot " +
+                "at or above " + log.startPosition() + ", or move this member's data directory away so that it " +
+                "rejoins empty and is sent the leader's snapshot");
+        }
         final boolean joins = log.startPosition() <= position && position <= log.pendingPosition() &&
             termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
         if (!joins)
@@ -512,7 +524,9 @@ public final class ConsensusAgent implements Agent
 
     private long randomElectionTimeout()
     {
-        return config.electionTimeoutNs() + (long)(random.nextDouble() * config.electionTimeoutNs());
+        // [t, 1.5t): wide enough (a hundred round trips on a LAN) that candidates rarely collide, narrow enough that
+        // the first follower to notice a dead leader does so soon after t.
+        return config.electionTimeoutNs() + (long)(random.nextDouble() * config.electionTimeoutNs() / 2);
     }
 
     // -------------------------------------------------------------------------------------------- follower side

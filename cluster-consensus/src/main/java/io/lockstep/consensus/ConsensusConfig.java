@@ -23,7 +23,7 @@ public final class ConsensusConfig
     /**
      * @param memberId                this member's id.
      * @param members                 every member, this one included.
-     * @param electionTimeoutNs       base election timeout; each wait is randomised in [t, 2t).
+     * @param electionTimeoutNs       base election timeout; each wait is randomised in [t, 1.5t).
      * @param heartbeatIntervalNs     longest a leader stays silent towards a follower.
      * @param maxBlockBytes           bound on log bytes in one append request (must fit the log's batch).
      * @param maxInFlightBytes        bound on log bytes sent to a follower and not yet acknowledged.

@@ -5,9 +5,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Election and heartbeat timings.
  * <ul>
- *   <li>{@code LAN}: election timeout 200 ms (randomised in [200, 400) ms), heartbeat every 40 ms. A dead leader is
- *   noticed 200 to 400 ms after its last heartbeat and a pre-vote plus a vote cost two round trips (well under a
- *   millisecond on a LAN), so a new leader commits well under a second after the old one dies. Five heartbeats per
+ *   <li>{@code LAN}: election timeout 200 ms (randomised in [200, 300) ms), heartbeat every 40 ms. A dead leader is
+ *   noticed 200 to 300 ms after its last contact (about 233 ms on average by the first of two followers) and a
+ *   pre-vote plus a vote cost two round trips (well under a millisecond on a LAN), so a new leader serves about a
+ *   quarter of a second after the old one dies. Five heartbeats per
  *   timeout ride out a lost heartbeat or a short pause without an election.</li>
  *   <li>{@code WAN}: election timeout 2 s, heartbeat every 300 ms, for members across zones where round trips are
  *   tens of milliseconds and a brief network hiccup must not depose the leader.</li>

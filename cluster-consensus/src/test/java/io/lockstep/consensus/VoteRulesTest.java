@@ -19,6 +19,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -107,6 +108,42 @@ class VoteRulesTest
         assertEquals(BooleanType.FALSE, response.success());
         assertEquals(4, response.term());
         assertEquals(-1, voter.leaderId());
+    }
+
+    @Test
+    void aMemberWhoseLogStartsAboveItsOnlyUsableSnapshotRefusesToStartAndKeepsItsLog()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        final UnsafeBuffer entry = new UnsafeBuffer(new byte[200]);
+        for (int i = 0; i < 100; i++)
+        {
+            log.append(1, 7, entry, 0, entry.capacity());
+        }
+        log.flush();
+        log.purge(8192, position -> 1);
+        final long end = log.appendedPosition();
+        voter = newVoter();
+        final IllegalStateException ex = assertThrows(IllegalStateException.class,
+            () -> voter.startFromSnapshot(4096 - 224, 1));
+        assertTrue(ex.getMessage().contains("the log is kept, not discarded"), ex.getMessage());
+        assertEquals(end, log.appendedPosition(), "nothing the member may have acknowledged is gone");
+    }
+
+    @Test
+    void aLogThatEndsBelowTheSnapshotRestartsThere()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        final UnsafeBuffer entry = new UnsafeBuffer(new byte[200]);
+        for (int i = 0; i < 10; i++)
+        {
+            log.append(1, 7, entry, 0, entry.capacity());
+        }
+        log.flush();
+        voter = newVoter();
+        voter.startFromSnapshot(100_000, 3);
+        assertEquals(100_000, log.startPosition());
+        assertEquals(3, log.startTerm());
+        assertEquals(100_000, voter.commitPosition(), "the snapshot's position is committed");
     }
 
     private ConsensusAgent newVoter()

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * One Aeron Cluster 1.46.7 member running an echo service, for the side-by-side benchmark. Settings chosen to match
  * Lockstep's as closely as the designs allow, and stated here: one shared driver thread, backoff idle strategies,
  * no fsync (Aeron's default), leader heartbeat timeout 1 s (its smallest practical value; Lockstep's lan profile
- * detects a dead leader in 200-400 ms), loopback UDP.
+ * detects a dead leader in 200-300 ms), loopback UDP.
  * <p>
  * {@code AeronEchoNode ID BASE_DIR PORT_BASE}; prints "aeron node ID ready" once launched; stops on SIGTERM.
  */

@@ -271,7 +271,7 @@ class SessionSimulationTest
             if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
             {
                 // The newest snapshot rots while the member is down: it must fall back to the one before.
-                storages[i].corruptNewest();
+                storages[i].corruptNewest(logs[i].startPosition());
             }
         }
 

@@ -54,10 +54,13 @@ final class SimSnapshotStorage implements SnapshotStorage
         return new SimSnapshotStorage(random, new ArrayList<>(stored));
     }
 
-    /** Flip a byte of the newest snapshot, as bit rot on disk would. */
-    void corruptNewest()
+    /**
+     * Flip a byte of the newest snapshot, as bit rot on disk would, if the one before it still joins the member's
+     * log (a member whose only joinable snapshot rots refuses to start: see ConsensusAgent.startFromSnapshot).
+     */
+    void corruptNewest(final long logStartPosition)
     {
-        if (!stored.isEmpty())
+        if (stored.size() > 1 && stored.get(stored.size() - 2).position >= logStartPosition)
         {
             final byte[] bytes = stored.get(stored.size() - 1).bytes;
             bytes[random.nextInt(bytes.length)] ^= 0x10;
