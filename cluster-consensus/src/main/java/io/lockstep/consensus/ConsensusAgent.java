@@ -76,6 +76,8 @@ public final class ConsensusAgent implements Agent
     private long matchedPosition = -1;
     private long leaderCommitSeen;
 
+    /** Set by each message from the leader; cleared when its connection drops (handled once per drop). */
+    private boolean leaderConnectionUp;
     private int transferTarget = -1;
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
@@ -277,6 +279,10 @@ public final class ConsensusAgent implements Agent
             if (ackPending)
             {
                 work += sendAck();
+            }
+            if (leaderConnectionUp && leaderId >= 0 && !transport.isConnected(leaderId))
+            {
+                onLeaderConnectionLost();
             }
             if (voting && nowNs >= electionDeadlineNs)
             {
@@ -486,7 +492,9 @@ public final class ConsensusAgent implements Agent
         }
         if (role != Role.FOLLOWER || leaderId != newLeaderId)
         {
+            // An acknowledgement owed to the previous leader is owed to no one now.
             matchedPosition = -1;
+            ackPending = false;
         }
         role = Role.FOLLOWER;
         leaderId = newLeaderId;
@@ -503,6 +511,23 @@ public final class ConsensusAgent implements Agent
         electionState.save(newTerm, newVote);
         term = newTerm;
         votedFor = newVote;
+    }
+
+    /**
+     * The leader's connection closed: on a LAN that is almost always its process dying (the kernel closes its
+     * sockets at once), so waiting out the election timeout would only lengthen the outage. Stand for election
+     * within a heartbeat interval instead, and stop counting the leader as alive. Safe whatever the cause: the
+     * pre-vote still needs a majority, and a member that still hears the leader refuses it (leader stickiness), so
+     * a connection that dropped only here cannot depose a healthy leader.
+     */
+    private void onLeaderConnectionLost()
+    {
+        leaderConnectionUp = false;
+        lastHeardFromLeaderNs = Long.MIN_VALUE / 2;
+        electionDeadlineNs = Math.min(electionDeadlineNs,
+            nowNs + (long)(random.nextDouble() * config.heartbeatIntervalNs()));
+        LOGGER.log(System.Logger.Level.INFO, "member {0}: connection to leader {1} lost in term {2}", memberId,
+            leaderId, term);
     }
 
     private void checkQuorum()
@@ -553,6 +578,7 @@ public final class ConsensusAgent implements Agent
             becomeFollower(leaderTerm, fromLeaderId);
         }
         lastHeardFromLeaderNs = nowNs;
+        leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
 
         if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
@@ -815,6 +841,7 @@ public final class ConsensusAgent implements Agent
             becomeFollower(leaderTerm, fromLeaderId);
         }
         lastHeardFromLeaderNs = nowNs;
+        leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
         if (null == snapshots || position <= commitPosition)
         {
