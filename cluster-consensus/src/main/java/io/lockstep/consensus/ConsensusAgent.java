@@ -573,13 +573,7 @@ public final class ConsensusAgent implements Agent
                 log.durablePosition(), commitPosition, termIndex);
             return;
         }
-        if (leaderTerm > term || Role.FOLLOWER != role || leaderId != fromLeaderId)
-        {
-            becomeFollower(leaderTerm, fromLeaderId);
-        }
-        lastHeardFromLeaderNs = nowNs;
-        leaderConnectionUp = true;
-        electionDeadlineNs = nowNs + randomElectionTimeout();
+        followLeader(leaderTerm, fromLeaderId);
 
         if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
             termIndex.termAt(prevPosition) != prevTerm)
@@ -619,6 +613,20 @@ public final class ConsensusAgent implements Agent
         leaderCommitSeen = Math.max(leaderCommitSeen, leaderCommit);
         ackPending = true;
         ackSequence = sequence;
+    }
+
+    /**
+     * A leader of this term or a newer one spoke (log bytes or a snapshot chunk): follow it and reset the timers.
+     */
+    private void followLeader(final long leaderTerm, final int fromLeaderId)
+    {
+        if (leaderTerm > term || Role.FOLLOWER != role || leaderId != fromLeaderId)
+        {
+            becomeFollower(leaderTerm, fromLeaderId);
+        }
+        lastHeardFromLeaderNs = nowNs;
+        leaderConnectionUp = true;
+        electionDeadlineNs = nowNs + randomElectionTimeout();
     }
 
     private boolean appendReplicated(
@@ -836,13 +844,7 @@ public final class ConsensusAgent implements Agent
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return;
         }
-        if (leaderTerm > term || Role.FOLLOWER != role || leaderId != fromLeaderId)
-        {
-            becomeFollower(leaderTerm, fromLeaderId);
-        }
-        lastHeardFromLeaderNs = nowNs;
-        leaderConnectionUp = true;
-        electionDeadlineNs = nowNs + randomElectionTimeout();
+        followLeader(leaderTerm, fromLeaderId);
         if (null == snapshots || position <= commitPosition)
         {
             // Already hold it (a repeat after the install finished): the leader replicates log from here on.
