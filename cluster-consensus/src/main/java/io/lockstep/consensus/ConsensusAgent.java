@@ -857,15 +857,23 @@ public final class ConsensusAgent implements Agent
         {
             return;
         }
-        // Everything up to the snapshot is committed state; the old log no longer joins it.
+        // Raft's rule for an installed snapshot: if this log holds the snapshot's last entry (same position, same
+        // term), the entries after it are kept - they may be committed entries this member acknowledged, and
+        // discarding them could lose them. Otherwise the log is discarded: an entry that disagrees with committed
+        // state at the snapshot's position, and by log matching every entry after it, was never committed.
         log.flush();
-        log.reset(position, snapshotTerm);
-        rebuildTermIndex();
-        commitPosition = position;
+        final boolean retain = log.startPosition() <= position && position <= log.pendingPosition() &&
+            termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
+        if (!retain)
+        {
+            log.reset(position, snapshotTerm);
+            rebuildTermIndex();
+        }
+        commitPosition = Math.max(commitPosition, position);
         matchedPosition = position;
         ackPending = false;
-        LOGGER.log(System.Logger.Level.INFO, "member {0} installed snapshot at {1} from {2}", memberId, position,
-            fromLeaderId);
+        LOGGER.log(System.Logger.Level.INFO, "member {0} installed snapshot at {1} from {2} ({3})", memberId,
+            position, fromLeaderId, retain ? "log after it kept" : "log restarted at it");
         if (null != serviceHooks)
         {
             serviceHooks.onSnapshotInstalled(loaded);

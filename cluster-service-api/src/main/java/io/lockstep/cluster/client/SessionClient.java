@@ -73,6 +73,8 @@ public final class SessionClient
     private long nextSequence;
     private long ackedSequence = -1;
     private long sentUpTo = -1;
+    /** When the acknowledged sequence last moved (or everything was last resent). */
+    private long ackProgressNs;
     private long lastEgress = -1;
     private boolean gapReported;
     private long connectCorrelationId;
@@ -167,6 +169,15 @@ public final class SessionClient
                 }
                 else
                 {
+                    if (sentUpTo > ackedSequence && nowNs - ackProgressNs > silenceTimeoutNs / 2)
+                    {
+                        // Sent but not acknowledged for a while although the member answers: a message was dropped
+                        // on the way in (the leader refuses one that arrives out of order, or when its log batch
+                        // is full), and everything after it waits for it. Send everything unacknowledged again;
+                        // what was applied already is acknowledged, not applied twice.
+                        sentUpTo = ackedSequence;
+                        ackProgressNs = nowNs;
+                    }
                     work += sendPending();
                     if (nowNs - lastSentNs >= keepAliveIntervalNs)
                     {
@@ -384,6 +395,10 @@ public final class SessionClient
 
     private void acknowledge(final long applied)
     {
+        if (applied > ackedSequence)
+        {
+            ackProgressNs = nowNs;
+        }
         ackedSequence = Math.max(ackedSequence, applied);
         while (!unacked.isEmpty() && unacked.peekFirst().sequence <= ackedSequence)
         {
