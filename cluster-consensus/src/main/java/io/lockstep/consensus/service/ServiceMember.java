@@ -218,8 +218,12 @@ public final class ServiceMember implements Agent, ServiceHooks
         int work = 0;
         if (null != pendingImage && !storage.isWriting())
         {
-            writingImage = pendingImage;
-            storage.write(pendingImage);
+            // Snapshots are recorded in log order only: the newest recorded is the one a restart loads.
+            if (pendingImage.logPosition() > storage.durablePosition())
+            {
+                writingImage = pendingImage;
+                storage.write(pendingImage);
+            }
             pendingImage = null;
             work++;
         }
@@ -303,6 +307,8 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         else
         {
+            // A snapshot still waiting from before is older than this one: it must not be written after it.
+            pendingImage = null;
             writingImage = image;
             storage.write(image);
         }
