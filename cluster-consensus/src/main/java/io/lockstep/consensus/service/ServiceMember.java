@@ -324,7 +324,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         {
             return new SnapshotImage(logPosition, term, timestamp, sizeHint);
         }
-        final SnapshotImage busy = null != storage && storage.isWriting() ? writingImage : null;
+        final SnapshotImage busy = storage.isWriting() ? writingImage : null;
         for (int i = 0; i < images.length; i++)
         {
             if (null != images[i] && images[i] != busy)
