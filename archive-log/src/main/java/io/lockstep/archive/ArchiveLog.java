@@ -40,6 +40,13 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * <b>Positions</b>: {@code pending >= appended >= durable}; {@code published == appended}. The durable position is
  * what the configured policy guarantees: written to the OS under {@code NONE}, on disk under {@code BATCH}.
  * <p>
+ * <b>Promise</b>: after each flush the log records, apart from the data ({@link PromiseFile}), the position it may
+ * now be acknowledged up to and the term there. It only rises. On open it separates a torn last write (above the
+ * promise: never acknowledged, cut) from damage to durable frames (below it: cut from the first bad frame too, since
+ * nothing past a gap can be served, but the promise stays, the bytes are set aside, and
+ * {@link RecoveryReport#lostPromisedFrames()} says so, so the member fetches them again before it votes or stands
+ * as if it held them).
+ * <p>
  * <b>Failure</b>: an I/O error while writing leaves the on-disk tail unknown, so the log refuses further use; reopen
  * it to recover.
  */
@@ -74,12 +81,21 @@ public final class ArchiveLog implements AutoCloseable
     private long durablePosition;
     private FileChannel channel;
     private final BackgroundSync backgroundSync;
+    private final PromiseFile promise;
+    /** Term of the frame that ends at {@link #pendingPosition}: what a promise made at that position names. */
+    private long pendingLastTerm;
     private long channelBasePosition = -1;
     private boolean failed;
     private boolean closed;
 
-    private ArchiveLog(final ArchiveLogConfig config, final LogDescriptorFile.Values values, final RecoveryReport report)
+    private ArchiveLog(
+        final ArchiveLogConfig config,
+        final LogDescriptorFile.Values values,
+        final RecoveryReport report,
+        final PromiseFile promise)
     {
+        this.promise = promise;
+        pendingLastTerm = report.lastTerm();
         directory = config.directory();
         segmentLength = values.segmentLength();
         maxBatchLength = values.maxBatchLength();
@@ -124,29 +140,121 @@ public final class ArchiveLog implements AutoCloseable
         }
 
         final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
-        final RecoveryReport report = new LogScanner(config.directory(), values).scan(false, null);
-        if (report.hasTornTail())
+        final PromiseFile promise = PromiseFile.open(config.directory().resolve(LogFormat.PROMISE_FILE));
+        try
         {
-            cutTornTail(report, values.segmentLength());
+            // The whole log is checked, not only its last segments: damage anywhere below the promise is repaired
+            // here (cut and owed) rather than found later by a reader, when the member can only stop.
+            final RecoveryReport report = new LogScanner(config.directory(), values, promise.position())
+                .scan(true, false, null);
+            if (report.hasTornTail())
+            {
+                cutTail(config.directory(), report, values.segmentLength());
+            }
+            keepPromise(config, report, promise);
+            return new ArchiveLog(config, values, report, promise);
         }
-        return new ArchiveLog(config, values, report);
+        catch (final RuntimeException ex)
+        {
+            promise.close();
+            throw ex;
+        }
     }
 
-    private static void cutTornTail(final RecoveryReport report, final int segmentLength)
+    private static void keepPromise(final ArchiveLogConfig config, final RecoveryReport report, final PromiseFile promise)
     {
-        final long base = report.tornTailPosition() - (report.tornTailPosition() & (segmentLength - 1));
-        final long from = report.tornTailPosition() - base;
+        final boolean forced = DurabilityPolicy.BATCH == config.durability();
+        if (isAhead(config.initialPromiseTerm(), config.initialPromisePosition(), promise.term(), promise.position()))
+        {
+            // Inherited from the log this one replaces: still owed.
+            promise.record(config.initialPromisePosition(), config.initialPromiseTerm(), true);
+            promise.force();
+        }
+        if (report.lostPromisedFrames())
+        {
+            LOGGER.log(System.Logger.Level.ERROR, "log {0} ends at {1} but had made frames durable up to {2} (term " +
+                "{3}), which it may have acknowledged: those frames are owed until the cluster sends them again",
+                config.directory(), report.endPosition(), promise.position(), promise.term());
+        }
+        else if (isAhead(report.lastTerm(), report.endPosition(), promise.term(), promise.position()))
+        {
+            // No promise could be trusted (a log from before promises, or NONE across a machine restart), or frames
+            // were written after the last promise: promise what is there now.
+            promise.record(report.endPosition(), report.lastTerm(), forced);
+            if (forced)
+            {
+                promise.force();
+            }
+        }
+    }
+
+    /**
+     * @return true if a log ending at (term, position) is strictly ahead of one ending at (otherTerm,
+     * otherPosition), in Raft's order: the later last term wins, then the longer log.
+     */
+    static boolean isAhead(final long term, final long position, final long otherTerm, final long otherPosition)
+    {
+        return term > otherTerm || (term == otherTerm && position > otherPosition);
+    }
+
+    private static void cutTail(final Path directory, final RecoveryReport report, final int segmentLength)
+    {
+        final long position = report.tornTailPosition();
+        final long base = position - (position & (segmentLength - 1));
+        final long from = position - base;
+        final long to = Math.min(segmentLength, from + report.tornTailBytes());
+        final boolean damage = position < report.promisedPosition();
+        if (damage)
+        {
+            setAside(directory, report.tornTailFile(), position, from, to);
+        }
+        final long[] bases = SegmentFiles.listBasePositions(directory);
+        for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
+        {
+            // Highest first: a crash part-way leaves a contiguous log, never one with a hole.
+            SegmentFiles.delete(directory, bases[i]);
+        }
         try (FileChannel channel = SegmentFiles.openForWrite(report.tornTailFile()))
         {
-            SegmentFiles.zero(channel, report.tornTailFile(), from, from + report.tornTailBytes());
+            SegmentFiles.zero(channel, report.tornTailFile(), from, to);
             channel.force(false);
         }
         catch (final IOException ex)
         {
-            throw SegmentFiles.ioError(report.tornTailFile(), "cannot cut torn tail", ex);
+            throw SegmentFiles.ioError(report.tornTailFile(), "cannot cut the log's tail", ex);
         }
-        LOGGER.log(System.Logger.Level.WARNING, "cut torn tail of {0} bytes at position {1} in {2}: {3}",
-            report.tornTailBytes(), report.tornTailPosition(), report.tornTailFile(), report.tornTailReason());
+        if (damage)
+        {
+            LOGGER.log(System.Logger.Level.ERROR, "damaged frame at position {0} in {1} ({2}), below the {3} this " +
+                "log may have acknowledged: cut {4} bytes from there (the damaged segment''s bytes are kept in " +
+                "damaged-{0}.bin); the member fetches them again from the cluster", position,
+                report.tornTailFile(), report.tornTailReason(), report.promisedPosition(), report.tornTailBytes());
+        }
+        else
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "cut torn tail of {0} bytes at position {1} in {2}: {3}",
+                report.tornTailBytes(), position, report.tornTailFile(), report.tornTailReason());
+        }
+    }
+
+    /**
+     * Copy the bytes of a segment from a damaged frame on into a file beside the log, for whoever investigates.
+     */
+    private static void setAside(final Path directory, final Path segment, final long position, final long from,
+        final long to)
+    {
+        final Path target = directory.resolve("damaged-" + position + ".bin");
+        try (FileChannel in = FileChannel.open(segment, java.nio.file.StandardOpenOption.READ);
+            FileChannel out = FileChannel.open(target, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING))
+        {
+            in.transferTo(from, to - from, out);
+            out.force(true);
+        }
+        catch (final IOException ex)
+        {
+            throw SegmentFiles.ioError(target, "cannot set damaged log bytes aside", ex);
+        }
     }
 
     /**
@@ -211,6 +319,7 @@ public final class ArchiveLog implements AutoCloseable
         }
         final int frameOffset = batchLength;
         putHeader(frameOffset, frameLength, term, position, frameType);
+        pendingLastTerm = term;
         batch.setMemory(frameOffset + frameLength, aligned - frameLength, (byte)0);
         advance(aligned, position + aligned);
 
@@ -270,6 +379,7 @@ public final class ArchiveLog implements AutoCloseable
             final int bytes = padding ? HEADER_LENGTH : logBytes;
             batch.putBytes(batchLength, buffer, o, bytes);
             advance(bytes, pendingPosition + logBytes);
+            pendingLastTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
             o += bytes;
         }
         return pendingPosition;
@@ -326,7 +436,43 @@ public final class ArchiveLog implements AutoCloseable
         batchStartPosition = pendingPosition;
         batchLength = 0;
         splitOffset = -1;
+        raisePromise();
         return durablePosition;
+    }
+
+    /**
+     * Promise what is now durable, after it is: a store into a mapped page under {@code NONE} (survives the process,
+     * as the data does), and one more msync under {@code BATCH}, so the promise never names data the disk lacks.
+     */
+    private void raisePromise()
+    {
+        if (isAhead(pendingLastTerm, durablePosition, promise.term(), promise.position()))
+        {
+            final boolean forced = DurabilityPolicy.BATCH == durability;
+            promise.record(durablePosition, pendingLastTerm, forced);
+            if (forced)
+            {
+                promise.force();
+            }
+        }
+    }
+
+    /**
+     * @return the highest position this log may have been acknowledged up to, by this process or an earlier one.
+     * Above {@link #durablePosition()} only when frames it once held were lost (see
+     * {@link RecoveryReport#lostPromisedFrames()}), until the log holds them, or a log ahead of them, again.
+     */
+    public long promisedPosition()
+    {
+        return promise.position();
+    }
+
+    /**
+     * @return the term of the frame that ended at {@link #promisedPosition()}.
+     */
+    public long promisedTerm()
+    {
+        return promise.term();
     }
 
     /**
@@ -524,7 +670,28 @@ public final class ArchiveLog implements AutoCloseable
     public static RecoveryReport verify(final Path directory, final FrameHandler handler)
     {
         final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
-        return new LogScanner(directory, values).scan(true, handler);
+        return new LogScanner(directory, values, readPromise(directory).position()).scan(true, true, handler);
+    }
+
+    /**
+     * A log's promise: see {@link #promisedPosition()}.
+     *
+     * @param position promised position, or -1 if none can be trusted.
+     * @param term     term of the frame ending there.
+     */
+    public record Promise(long position, long term)
+    {
+    }
+
+    /**
+     * Read what a log directory promised, without opening the log or changing anything.
+     *
+     * @param directory log directory.
+     * @return its promise; position -1 if it holds none that can be trusted.
+     */
+    public static Promise readPromise(final Path directory)
+    {
+        return PromiseFile.peek(directory.resolve(LogFormat.PROMISE_FILE));
     }
 
     /**
@@ -628,6 +795,7 @@ public final class ArchiveLog implements AutoCloseable
                 backgroundSync.close();
             }
             closeChannel();
+            promise.close();
         }
     }
 

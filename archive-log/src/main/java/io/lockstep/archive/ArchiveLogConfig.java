@@ -38,6 +38,8 @@ public final class ArchiveLogConfig
     private long initialPosition = 0;
     private DurabilityPolicy durability = DurabilityPolicy.NONE;
     private long backgroundSyncIntervalMs = DEFAULT_BACKGROUND_SYNC_INTERVAL_MS;
+    private long initialPromisePosition = -1;
+    private long initialPromiseTerm = -1;
 
     /**
      * @param directory the directory holding the descriptor and segment files.
@@ -47,6 +49,31 @@ public final class ArchiveLogConfig
     {
         this.directory = directory;
         return this;
+    }
+
+    /**
+     * A promise a new log directory inherits from the one it replaces (a log reset to a snapshot), so that frames
+     * the old log may have acknowledged stay owed: see {@link ArchiveLog#promisedPosition()}.
+     *
+     * @param position promised position, or -1 for none.
+     * @param term     term of the frame ending there.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig initialPromise(final long position, final long term)
+    {
+        this.initialPromisePosition = position;
+        this.initialPromiseTerm = term;
+        return this;
+    }
+
+    long initialPromisePosition()
+    {
+        return initialPromisePosition;
+    }
+
+    long initialPromiseTerm()
+    {
+        return initialPromiseTerm;
     }
 
     /**

@@ -14,6 +14,9 @@ public final class LogFormat
     /** Name of the descriptor file in a log directory. */
     public static final String DESCRIPTOR_FILE = "log.descriptor";
 
+    /** Name of the promise file in a log directory ({@code PromiseFile}). */
+    public static final String PROMISE_FILE = "log.promise";
+
     private LogFormat()
     {
     }

@@ -16,8 +16,15 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 /**
  * Walks segment files, checks every frame, and decides where the log ends.
  * <p>
- * Telling a torn tail from corruption: one flush writes at most {@code maxBatchLength} bytes, so a crash can damage
- * only bytes within {@code maxBatchLength} of the start of the last write. A bad frame (or a hole) at position P with
+ * Telling a torn tail from damage, with a trusted promise ({@link PromiseFile}): everything at or above the promised
+ * position was never acknowledged, so a bad frame there, and all that follows it, is a tail to cut; a bad frame
+ * below it is damage to data this member may have acknowledged. Either way the log ends at the bad frame (nothing
+ * past it can be served: its order is broken), and the report says which it was, so the caller can keep the promise
+ * and get the lost frames back from the cluster before acting as if it held them.
+ * <p>
+ * Without a trusted promise (a log written before promises existed, or one written under {@code NONE} before the
+ * machine restarted) the old rule applies: one flush writes at most {@code maxBatchLength} bytes, so a crash can
+ * damage only bytes within that distance of the start of the last write. A bad frame (or a hole) at position P with
  * all data after it ending before {@code P + maxBatchLength}, and no later segment holding data, is a torn tail and is
  * cut. Anything else is corruption: an error naming the file and position, and nothing past P is served.
  * Read-only: the caller applies any cut.
@@ -29,6 +36,7 @@ final class LogScanner
     private final Path directory;
     private final LogDescriptorFile.Values values;
     private final FrameValidator validator;
+    private final long promisedPosition;
     private long lastTerm;
     private long frames;
     private long stopPosition;
@@ -36,17 +44,27 @@ final class LogScanner
 
     LogScanner(final Path directory, final LogDescriptorFile.Values values)
     {
+        this(directory, values, PromiseFile.UNKNOWN);
+    }
+
+    /**
+     * @param promisedPosition the highest position the log may have acknowledged, or {@link PromiseFile#UNKNOWN}.
+     */
+    LogScanner(final Path directory, final LogDescriptorFile.Values values, final long promisedPosition)
+    {
         this.directory = directory;
         this.values = values;
+        this.promisedPosition = promisedPosition;
         this.validator = new FrameValidator(values.maxBatchLength() - HEADER_LENGTH);
     }
 
     /**
-     * @param wholeLog true to check every segment (verification), false for only the last two (recovery).
-     * @param handler  given every non-padding frame checked, or null.
+     * @param wholeLog     true to check every segment, false for only the last two.
+     * @param checkPadding true to insist that the space padding frames cover is still zero (verification).
+     * @param handler      given every non-padding frame checked, or null.
      * @return where the log starts and ends, and any torn tail to cut.
      */
-    RecoveryReport scan(final boolean wholeLog, final FrameHandler handler)
+    RecoveryReport scan(final boolean wholeLog, final boolean checkPadding, final FrameHandler handler)
     {
         final long[] bases = SegmentFiles.listBasePositions(directory);
         checkLayout(bases);
@@ -54,10 +72,11 @@ final class LogScanner
         lastTerm = ArchiveLog.NULL_TERM;
         frames = 0;
         // Padding space is never written, so whole-log verification insists it is still zero.
-        checkPaddingSpace = wholeLog;
+        checkPaddingSpace = checkPadding;
         if (0 == bases.length)
         {
-            return new RecoveryReport(values.initialPosition(), values.initialPosition(), lastTerm, 0, null, -1, 0, null);
+            return new RecoveryReport(values.initialPosition(), values.initialPosition(), lastTerm, 0, null, -1, 0, null,
+                promisedPosition);
         }
 
         final long startPosition = Math.max(bases[0], values.initialPosition());
@@ -73,18 +92,24 @@ final class LogScanner
                 }
                 if (i < last)
                 {
-                    if (i == last - 1 && isEmpty(bases[last]))
+                    final long laterDataEnd = dataEndAfter(bases, i + 1);
+                    if (laterDataEnd < 0)
                     {
                         // The log ended in this segment and a new, still empty segment had been created.
                         return judgeTail(startPosition, segment, code);
                     }
-                    throw new ArchiveException(CORRUPT_FRAME, segment.file(), stopPosition,
-                        FrameValidator.describe(code) + ", and later segments hold data");
+                    if (PromiseFile.UNKNOWN == promisedPosition)
+                    {
+                        throw new ArchiveException(CORRUPT_FRAME, segment.file(), stopPosition,
+                            FrameValidator.describe(code) + ", and later segments hold data");
+                    }
+                    return tail(startPosition, segment, code, laterDataEnd);
                 }
                 return judgeTail(startPosition, segment, code);
             }
         }
-        return new RecoveryReport(startPosition, bases[last] + segmentLength, lastTerm, frames, null, -1, 0, null);
+        return new RecoveryReport(startPosition, bases[last] + segmentLength, lastTerm, frames, null, -1, 0, null,
+            promisedPosition);
     }
 
     private int walk(final MappedSegment segment, final FrameHandler handler)
@@ -135,26 +160,44 @@ final class LogScanner
         final int lastNonZero = segment.lastNonZeroOffset(stopOffset);
         if (lastNonZero < 0)
         {
-            return new RecoveryReport(startPosition, stopPosition, lastTerm, frames, null, -1, 0, null);
+            return new RecoveryReport(startPosition, stopPosition, lastTerm, frames, null, -1, 0, null,
+                promisedPosition);
         }
 
         final long dataEnd = segment.basePosition() + lastNonZero + 1;
-        if (dataEnd - stopPosition <= values.maxBatchLength())
+        if (PromiseFile.UNKNOWN != promisedPosition || dataEnd - stopPosition <= values.maxBatchLength())
         {
-            return new RecoveryReport(startPosition, stopPosition, lastTerm, frames, segment.file(), stopPosition,
-                dataEnd - stopPosition, FrameValidator.describe(code));
+            return tail(startPosition, segment, code, dataEnd);
         }
         throw new ArchiveException(CORRUPT_FRAME, segment.file(), stopPosition, FrameValidator.describe(code) +
             "; data continues to position " + dataEnd + ", beyond one write batch (" + values.maxBatchLength() +
             " bytes), so this is corruption, not a torn write");
     }
 
-    private boolean isEmpty(final long basePosition)
+    private RecoveryReport tail(final long startPosition, final MappedSegment segment, final int code, final long dataEnd)
     {
-        try (MappedSegment segment = map(basePosition))
+        return new RecoveryReport(startPosition, stopPosition, lastTerm, frames, segment.file(), stopPosition,
+            dataEnd - stopPosition, FrameValidator.describe(code), promisedPosition);
+    }
+
+    /**
+     * @return the position after the last non-zero byte in the segments from index {@code from} on, or -1 if they
+     * are all zeros.
+     */
+    private long dataEndAfter(final long[] bases, final int from)
+    {
+        for (int i = bases.length - 1; i >= from; i--)
         {
-            return segment.lastNonZeroOffset(0) < 0;
+            try (MappedSegment segment = map(bases[i]))
+            {
+                final int lastNonZero = segment.lastNonZeroOffset(0);
+                if (lastNonZero >= 0)
+                {
+                    return bases[i] + lastNonZero + 1;
+                }
+            }
         }
+        return -1;
     }
 
     private MappedSegment map(final long basePosition)

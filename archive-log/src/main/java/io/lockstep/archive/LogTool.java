@@ -41,14 +41,29 @@ public final class LogTool
             final LogDescriptorFile.Values values = LogDescriptorFile.read(dir);
             final long[] bases = SegmentFiles.listBasePositions(dir);
             final RecoveryReport report = ArchiveLog.verify(dir, null);
+            final boolean damaged = report.lostPromisedFrames();
             out.printf("log status=%s dir=%s format_version=%d segment_length=%d max_batch_length=%d segments=%d " +
-                "start_position=%d end_position=%d frames=%d last_term=%d%n",
-                report.hasTornTail() ? "torn_tail" : "ok", dir, values.formatVersion(), values.segmentLength(),
-                values.maxBatchLength(), bases.length, report.startPosition(), report.endPosition(),
-                report.framesScanned(), report.lastTerm());
+                "start_position=%d end_position=%d frames=%d last_term=%d promised_position=%d%n",
+                damaged ? "damaged" : report.hasTornTail() ? "torn_tail" : "ok", dir, values.formatVersion(),
+                values.segmentLength(), values.maxBatchLength(), bases.length, report.startPosition(),
+                report.endPosition(), report.framesScanned(), report.lastTerm(), report.promisedPosition());
+            if (damaged)
+            {
+                // Frames this member made durable, and may have acknowledged, are damaged or missing.
+                out.printf("damaged file=%s position=%d promised_position=%d reason=\"%s\" (the member cuts the " +
+                    "log there on open, keeps the bytes in damaged-%d.bin, and fetches the frames again from the " +
+                    "cluster; it neither votes nor stands as if it held them meanwhile)%n",
+                    report.tornTailFile(), report.endPosition(), report.promisedPosition(),
+                    report.hasTornTail() ? report.tornTailReason() : "log ends below what it promised",
+                    report.endPosition());
+                err.println("log " + args[0] + ": frames below the promised position " + report.promisedPosition() +
+                    " are damaged or missing from position " + report.endPosition());
+                return 1;
+            }
             if (report.hasTornTail())
             {
-                out.printf("torn_tail file=%s position=%d bytes=%d reason=\"%s\" (recovery will cut it on open)%n",
+                out.printf("torn_tail file=%s position=%d bytes=%d reason=\"%s\" (never acknowledged; recovery " +
+                    "will cut it on open)%n",
                     report.tornTailFile(), report.tornTailPosition(), report.tornTailBytes(), report.tornTailReason());
             }
             if (args[0].equals("describe"))

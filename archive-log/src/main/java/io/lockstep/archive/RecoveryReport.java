@@ -13,6 +13,8 @@ import java.nio.file.Path;
  * @param tornTailPosition log position where the torn tail starts (equal to endPosition), or -1.
  * @param tornTailBytes    bytes of the torn tail, cut by recovery (verification only reports them).
  * @param tornTailReason   what was wrong with the first bad frame, or null.
+ * @param promisedPosition the highest position the log may have acknowledged before it was opened, or
+ *                         {@code -1} if that could not be trusted.
  */
 public record RecoveryReport(
     long startPosition,
@@ -22,8 +24,35 @@ public record RecoveryReport(
     Path tornTailFile,
     long tornTailPosition,
     long tornTailBytes,
-    String tornTailReason)
+    String tornTailReason,
+    long promisedPosition)
 {
+    /**
+     * A report that knows no promise.
+     */
+    public RecoveryReport(
+        final long startPosition,
+        final long endPosition,
+        final long lastTerm,
+        final long framesScanned,
+        final Path tornTailFile,
+        final long tornTailPosition,
+        final long tornTailBytes,
+        final String tornTailReason)
+    {
+        this(startPosition, endPosition, lastTerm, framesScanned, tornTailFile, tornTailPosition, tornTailBytes,
+            tornTailReason, -1);
+    }
+
+    /**
+     * @return true if the log ends below what it may have acknowledged: frames it made durable were found damaged
+     * (cut from the first bad one) or missing. The member must get them back before it acts as if it held them.
+     */
+    public boolean lostPromisedFrames()
+    {
+        return promisedPosition >= 0 && endPosition < promisedPosition;
+    }
+
     /**
      * @return true if a torn tail was found.
      */

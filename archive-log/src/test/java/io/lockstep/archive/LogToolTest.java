@@ -29,9 +29,22 @@ class LogToolTest
     }
 
     @Test
-    void verifyNamesTheDamageAndExitsOne() throws Exception
+    void verifyNamesDamageBelowThePromiseAndExitsOne() throws Exception
     {
         writeFrames(2000);
+        ArchiveLogTest.flipByte(dir.resolve(SegmentFiles.name(0)), 1000);
+        assertEquals(1, run("verify", dir.toString()));
+        assertTrue(out().contains("log status=damaged"), out());
+        assertTrue(out().contains("damaged file=" + dir.resolve(SegmentFiles.name(0))), out());
+        assertTrue(out().contains("position=960 "), out());
+        assertTrue(out().contains("reason=\"checksum mismatch"), out());
+    }
+
+    @Test
+    void verifyWithoutAPromiseNamesTheCorruptionAndExitsOne() throws Exception
+    {
+        writeFrames(2000);
+        java.nio.file.Files.delete(dir.resolve(LogFormat.PROMISE_FILE));
         ArchiveLogTest.flipByte(dir.resolve(SegmentFiles.name(0)), 1000);
         assertEquals(1, run("verify", dir.toString()));
         assertTrue(out().contains("status=error"), out());
