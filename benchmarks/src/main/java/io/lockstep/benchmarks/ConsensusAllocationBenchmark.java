@@ -16,6 +16,7 @@ import io.lockstep.consensus.TimeoutProfile;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -69,7 +70,8 @@ public final class ConsensusAllocationBenchmark
                     config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
                     io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
                 final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
-                final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(), transport, raftLog,
+                final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
+                    new SystemEpochNanoClock(), transport, raftLog,
                     new FileElectionState(root.resolve("node" + i)), new Random(i));
                 agents.add(agent);
                 final ServiceMember member = new ServiceMember(agent, transport, raftLog, new EchoService(),

@@ -67,11 +67,13 @@ public final class ArchiveRaftLog implements RaftLog
         this.config = config;
         final Path directory = config.directory();
         this.base = new LogBaseFile(directory.resolveSibling(directory.getFileName() + ".base"));
-        deleteTree(discardedDirectory());
         if (!Files.exists(directory))
         {
             config.initialPosition(base.position());
+            // A reset that crashed after moving the old log aside: what that log promised is still owed.
+            inheritPromise(discardedDirectory());
         }
+        deleteTree(discardedDirectory());
         this.log = ArchiveLog.open(config);
         if (base.position() > log.startPosition())
         {
@@ -93,9 +95,28 @@ public final class ArchiveRaftLog implements RaftLog
         this.baseTerm = base.term();
     }
 
+    private void inheritPromise(final Path oldLog)
+    {
+        if (Files.isDirectory(oldLog))
+        {
+            final ArchiveLog.Promise promise = ArchiveLog.readPromise(oldLog);
+            config.initialPromise(promise.position(), promise.term());
+        }
+    }
+
     public long startPosition()
     {
         return log.startPosition();
+    }
+
+    public long promisedPosition()
+    {
+        return log.promisedPosition();
+    }
+
+    public long promisedTerm()
+    {
+        return log.promisedTerm();
     }
 
     public long startTerm()
@@ -150,6 +171,8 @@ public final class ArchiveRaftLog implements RaftLog
     {
         awaitPurges();
         log.flush();
+        // Frames the old log may have acknowledged stay owed in the new one, until the cluster sends them again.
+        config.initialPromise(log.promisedPosition(), log.promisedTerm());
         reader.close();
         log.close();
         final Path directory = config.directory();
@@ -264,7 +287,7 @@ public final class ArchiveRaftLog implements RaftLog
                 {
                     final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
                     final int type = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
-                    visitor.onFrame(position, buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), type);
+                    visitor.onFrame(position, buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), type, buffer, o);
                     final boolean padding = PADDING_FRAME_TYPE == type;
                     position += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
                     o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);

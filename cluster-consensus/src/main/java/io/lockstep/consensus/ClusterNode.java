@@ -8,6 +8,7 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.nio.file.Files;
@@ -57,7 +58,8 @@ public final class ClusterNode implements AutoCloseable
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
-        final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), transport, raftLog,
+        final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
+            new SystemEpochNanoClock(), transport, raftLog,
             new FileElectionState(config.dataDir()), new Random(seed));
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),

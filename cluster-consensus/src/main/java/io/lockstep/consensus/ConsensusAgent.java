@@ -10,6 +10,7 @@ import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -41,6 +42,7 @@ public final class ConsensusAgent implements Agent
     private final ConsensusConfig config;
     private final int memberId;
     private final NanoClock clock;
+    private final LogClock logClock;
     private final Transport transport;
     private final RaftLog log;
     private final ElectionStateStore electionState;
@@ -87,7 +89,9 @@ public final class ConsensusAgent implements Agent
 
     /**
      * @param config        who this member is and who the others are.
-     * @param clock         the only source of time.
+     * @param clock         monotonic time, for timeouts: the only source of time besides the wall clock.
+     * @param wallClock     nanoseconds since the Unix epoch, for log time ({@link LogClock}): read once per duty
+     *                      cycle, and only by the leader.
      * @param transport     to other members and clients.
      * @param log           the member's log.
      * @param electionState the member's durable term and vote.
@@ -96,6 +100,7 @@ public final class ConsensusAgent implements Agent
     public ConsensusAgent(
         final ConsensusConfig config,
         final NanoClock clock,
+        final EpochNanoClock wallClock,
         final Transport transport,
         final RaftLog log,
         final ElectionStateStore electionState,
@@ -104,6 +109,7 @@ public final class ConsensusAgent implements Agent
         this.config = config;
         this.memberId = config.memberId();
         this.clock = clock;
+        this.logClock = new LogClock(wallClock);
         this.transport = transport;
         this.log = log;
         this.electionState = electionState;
@@ -135,6 +141,12 @@ public final class ConsensusAgent implements Agent
         {
             throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
         }
+        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} lost frames it may have acknowledged: log ends at " +
+                "{1}, promised {2}; it votes as if it held them and stands for election only once a leader has " +
+                "sent them again", memberId, log.pendingPosition(), log.promisedPosition());
+        }
     }
 
     public String roleName()
@@ -151,7 +163,11 @@ public final class ConsensusAgent implements Agent
             // the start, so that "the term at the start" is that term and the first stored frame still starts a term.
             termIndex.onFrame(log.startTerm(), log.startPosition() - 1);
         }
-        log.scan((position, frameTerm, frameType) -> termIndex.onFrame(frameTerm, position));
+        log.scan((position, frameTerm, frameType, buffer, frameOffset) ->
+        {
+            termIndex.onFrame(frameTerm, position);
+            logClock.observeFrame(buffer, frameOffset, frameType);
+        });
     }
 
     /**
@@ -205,7 +221,7 @@ public final class ConsensusAgent implements Agent
             return true;
         }
         final boolean[] found = new boolean[1];
-        log.scan((p, frameTerm, frameType) -> found[0] |= p == position);
+        log.scan((p, frameTerm, frameType, buffer, frameOffset) -> found[0] |= p == position);
         return found[0];
     }
 
@@ -260,6 +276,11 @@ public final class ConsensusAgent implements Agent
             electionDeadlineNs = nowNs + randomElectionTimeout();
         }
 
+        if (Role.LEADER == role)
+        {
+            // Before the poll: client messages are appended, and stamped, as they arrive.
+            logClock.tick(nowNs);
+        }
         int work = transport.poll(nowNs, adapter);
         if (log.pendingPosition() > log.appendedPosition())
         {
@@ -286,8 +307,7 @@ public final class ConsensusAgent implements Agent
             }
             if (voting && nowNs >= electionDeadlineNs)
             {
-                startPreVote();
-                work++;
+                work += standForElection();
             }
         }
         work += transport.flush(nowNs);
@@ -331,6 +351,22 @@ public final class ConsensusAgent implements Agent
     }
 
     // ----------------------------------------------------------------------------------------------- elections
+
+    private int standForElection()
+    {
+        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        {
+            // Lost frames this member may have helped commit: as leader it could overwrite them. It waits for a
+            // leader to send them again (it still votes, as if it held them).
+            electionDeadlineNs = nowNs + randomElectionTimeout();
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} does not stand for election: its log ends at {1} " +
+                "(term {2}) but it promised up to {3} (term {4}) before frames were lost", memberId,
+                log.pendingPosition(), termIndex.lastTerm(), log.promisedPosition(), log.promisedTerm());
+            return 0;
+        }
+        startPreVote();
+        return 1;
+    }
 
     private void startPreVote()
     {
@@ -394,8 +430,9 @@ public final class ConsensusAgent implements Agent
         // A member that hears a live leader (or is one) ignores candidates: a partitioned member rejoining with
         // a high term cannot depose a healthy leader. A leadership transfer is the one exception.
         final boolean leaderAlive = Role.LEADER == role || nowNs - lastHeardFromLeaderNs < config.electionTimeoutNs();
-        final boolean upToDate = lastLogTerm > termIndex.lastTerm() ||
-            (lastLogTerm == termIndex.lastTerm() && lastLogPosition >= log.pendingPosition());
+        final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
+        final boolean upToDate = LogOrder.atLeastAsUpToDate(lastLogTerm, lastLogPosition,
+            owes ? log.promisedTerm() : termIndex.lastTerm(), owes ? log.promisedPosition() : log.pendingPosition());
         if (preVote)
         {
             final boolean granted = candidateTerm > term && upToDate && (!leaderAlive || transfer);
@@ -453,7 +490,8 @@ public final class ConsensusAgent implements Agent
 
     void onTimeoutNow(final long leaderTerm, final int fromLeaderId)
     {
-        if (voting && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role)
+        if (voting && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role &&
+            !LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} takes over leadership from {1}", memberId, fromLeaderId);
             startElection(true);
@@ -466,8 +504,9 @@ public final class ConsensusAgent implements Agent
         leaderId = memberId;
         transferTarget = -1;
         log.flush();
+        logClock.start(nowNs);
         final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
-            .timestamp(nowNs).term(term).leaderId(memberId).encodedLength();
+            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).encodedLength();
         appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
             io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
         for (final PeerState peer : peers)
@@ -487,6 +526,7 @@ public final class ConsensusAgent implements Agent
         }
         if (Role.LEADER == role)
         {
+            logClock.stop();
             LOGGER.log(System.Logger.Level.INFO, "member {0} steps down as leader in term {1}", memberId, term);
             pendingAppends.failAll(publisher, newLeaderId);
         }
@@ -657,8 +697,10 @@ public final class ConsensusAgent implements Agent
         for (int o = offset; o < offset + length; )
         {
             final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
-            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final int frameType = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == frameType;
             termIndex.onFrame(buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), p);
+            logClock.observeFrame(buffer, o, frameType);
             p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
             o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
         }
@@ -1043,11 +1085,30 @@ public final class ConsensusAgent implements Agent
     }
 
     /**
-     * @return the clock reading of the current duty cycle.
+     * @return the monotonic clock reading of the current duty cycle: for this member's own timeouts, never for
+     * anything written to the log.
      */
     public long nowNs()
     {
         return nowNs;
+    }
+
+    /**
+     * @return log time for entries this leader appends in the current duty cycle (epoch nanoseconds; see
+     * {@link LogClock}).
+     */
+    public long logTimeNs()
+    {
+        return logClock.nowNs();
+    }
+
+    /**
+     * Take note of a log time this member's state already covers (the timestamp of the snapshot it starts from), so
+     * that it never stamps an entry earlier.
+     */
+    public void observeLogTime(final long timestampNs)
+    {
+        logClock.observe(timestampNs);
     }
 
     void onStatusRequest(final int endpoint, final long correlationId)

@@ -22,7 +22,14 @@ public interface RaftLog extends AutoCloseable
     @FunctionalInterface
     interface FrameVisitor
     {
-        void onFrame(long position, long term, int frameType);
+        /**
+         * @param position    where the frame starts in the log.
+         * @param term        the frame's term.
+         * @param frameType   the frame's type.
+         * @param buffer      holding the frame (its header at frameOffset), valid only during the call.
+         * @param frameOffset index of the frame header in the buffer.
+         */
+        void onFrame(long position, long term, int frameType, DirectBuffer buffer, int frameOffset);
     }
 
     long startPosition();
@@ -53,6 +60,22 @@ public interface RaftLog extends AutoCloseable
     void reset(long position, long term);
 
     long pendingPosition();
+
+    /**
+     * The end of the log, as (term, position), that this member may have acknowledged, kept apart from the data so
+     * that it outlives damage to the data. Normally it is the durable end. It is ahead of the log (in Raft's order:
+     * last term, then position) only when frames the member made durable were later found damaged or missing: the
+     * member then owes them. Until its log is again at least as up to date as this, it must neither stand for
+     * election (it lacks entries it may have helped commit) nor vote as if its log were shorter than this.
+     *
+     * @return the promised position.
+     */
+    long promisedPosition();
+
+    /**
+     * @return term of the frame that ended at {@link #promisedPosition()}.
+     */
+    long promisedTerm();
 
     long appendedPosition();
 

@@ -7,11 +7,21 @@ import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.sim.SimLog;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.codecs.VoteDecoder;
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -146,12 +156,85 @@ class VoteRulesTest
         assertEquals(100_000, voter.commitPosition(), "the snapshot's position is committed");
     }
 
+    @Test
+    void aMemberThatLostAcknowledgedFramesVotesAsIfItHeldThemAndStandsOnlyOnceItHasThemBack(@TempDir final Path dir)
+        throws Exception
+    {
+        // What the leader holds, and what this member held and promised before a bit flipped on its disk.
+        final ArchiveLogConfig leaderConfig = logConfig(dir.resolve("leader"));
+        final long end;
+        try (ArchiveRaftLog leaderLog = new ArchiveRaftLog(leaderConfig))
+        {
+            for (int i = 0; i < 50; i++)
+            {
+                leaderLog.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            }
+            end = leaderLog.flush();
+        }
+        copyTree(dir.resolve("leader"), dir.resolve("member"));
+        try (RandomAccessFile segment = new RandomAccessFile(dir.resolve("member").resolve(
+            "00000000000000000000.seg").toFile(), "rw"))
+        {
+            segment.seek(5000);
+            segment.write(segment.read() ^ 0x10);
+        }
+
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        try (ArchiveRaftLog damaged = new ArchiveRaftLog(logConfig(dir.resolve("member")));
+            ArchiveRaftLog leaderLog = new ArchiveRaftLog(leaderConfig))
+        {
+            final long cut = damaged.pendingPosition();
+            assertTrue(cut < 5000 && damaged.promisedPosition() == end, "cut at the damage, promise kept");
+            voter = newVoter(damaged);
+
+            voter.onRequestVote(4, 0, 3, cut, false, false);
+            assertFalse(granted(), "a candidate as long as what is left, but short of the promise");
+            voter.onRequestVote(5, 0, 3, end, false, false);
+            assertTrue(granted(), "a candidate holding all that was promised");
+
+            nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+            voter.doWork();
+            assertEquals(Role.FOLLOWER, voter.role(), "it lacks entries it may have helped commit: it does not stand");
+
+            // The leader sends the lost frames again; then it may stand like anyone else.
+            leaderLog.readBlock(cut, end, 1 << 20, (buffer, offset, length, from, to) ->
+                voter.onAppendRequest(5, 0, 1, cut, 3, 0, buffer, offset, length));
+            voter.doWork();
+            assertEquals(end, damaged.durablePosition());
+            nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+            voter.doWork();
+            assertEquals(Role.CANDIDATE, voter.role());
+        }
+    }
+
+    private static ArchiveLogConfig logConfig(final Path dir)
+    {
+        return new ArchiveLogConfig().directory(dir).segmentLength(64 * 1024).maxBatchLength(16 * 1024)
+            .durability(DurabilityPolicy.BATCH);
+    }
+
+    private static void copyTree(final Path from, final Path to) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(from))
+        {
+            for (final Path p : (Iterable<Path>)files::iterator)
+            {
+                Files.copy(p, to.resolve(from.relativize(p).toString()));
+            }
+        }
+    }
+
     private ConsensusAgent newVoter()
+    {
+        return newVoter(log);
+    }
+
+    private ConsensusAgent newVoter(final RaftLog raftLog)
     {
         final List<Member> members = List.of(
             new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
         final ConsensusAgent agent = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
-            () -> nowNs, new CapturingTransport(), log, electionState, new Random(1));
+            () -> nowNs, () -> nowNs, new CapturingTransport(), raftLog, electionState, new Random(1));
         agent.doWork();
         return agent;
     }

@@ -22,7 +22,13 @@ public interface Cluster
     ClusterRole role();
 
     /**
-     * @return log time: the timestamp of the entry being applied (the leader's clock when it appended it).
+     * Log time: the timestamp of the entry being applied, in <b>nanoseconds since the Unix epoch (UTC)</b>, taken
+     * from the leader's wall clock when it appended the entry. It never goes back along the log, across leader
+     * changes included: a leader never stamps an entry earlier than the last one it holds, and while its wall clock
+     * is behind that (a backward NTP step, or a new leader whose clock lags the old one's) log time goes on at half
+     * speed until the clock catches up. Every replica sees the same value at the same position.
+     *
+     * @return log time of the entry being applied, epoch nanoseconds.
      */
     long time();
 
@@ -32,11 +38,14 @@ public interface Cluster
     long logPosition();
 
     /**
-     * Schedule a timer, or move it if the id is already scheduled. It fires as a log entry, at the same position on
-     * every member, at or after the deadline in log time.
+     * Schedule a timer, or move it if the id is already scheduled. It fires once, as a log entry, at the same
+     * position on every member, with a timestamp at or after the deadline. It fires on the leader's first duty cycle
+     * whose log time has passed the deadline (plus the commit round trip); across a failover, the new leader fires it
+     * once its own log time passes. While the leader's wall clock is behind log time, the remaining delay stretches
+     * by at most a factor of two in real time.
      *
      * @param correlationId chosen by the service.
-     * @param deadline      log time at which it fires.
+     * @param deadline      log time at which it fires, epoch nanoseconds (for example {@code time() + delayNs}).
      * @return true if scheduled; false if the bound on timers is reached.
      */
     boolean scheduleTimer(long correlationId, long deadline);

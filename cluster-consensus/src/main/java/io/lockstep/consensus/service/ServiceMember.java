@@ -144,6 +144,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         if (null != loaded)
         {
             consensus.startFromSnapshot(loaded.image().logPosition(), loaded.image().term());
+            consensus.observeLogTime(loaded.image().timestamp());
             LOGGER.log(System.Logger.Level.INFO, "member {0} starts from snapshot {1} at position {2}",
                 consensus.memberId(), loaded.description(), loaded.image().logPosition());
         }
@@ -256,7 +257,7 @@ public final class ServiceMember implements Agent, ServiceHooks
     {
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + actionEncoder
             .wrapAndApplyHeader(actionBuffer, 0, actionHeader)
-            .timestamp(consensus.nowNs())
+            .timestamp(consensus.logTimeNs())
             .action(ClusterAction.SNAPSHOT)
             .encodedLength();
         return consensus.appendLogEntry(ClusterActionRequestEncoder.TEMPLATE_ID, actionBuffer, 0, length);
@@ -377,6 +378,7 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     public void onSnapshotInstalled(final SnapshotStorage.Loaded snapshot)
     {
+        consensus.observeLogTime(snapshot.image().timestamp());
         service.onTerminate(container);
         pendingImage = null;
         retainedFor = -1;

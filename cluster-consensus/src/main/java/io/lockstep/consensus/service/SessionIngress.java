@@ -75,7 +75,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     /**
      * @param consensus        this member's consensus agent (role, leader, appends, clock).
      * @param transport        to clients.
-     * @param sessionTimeoutNs a session silent this long (no message, no keepalive) is closed by the leader.
+     * @param sessionTimeoutNs a session silent this long (no message, no keepalive) is closed by the leader. Silence
+     *                         is measured on the leader's monotonic clock, not in log time: a wall-clock step must
+     *                         not close every session at once. The decision is a log entry (a TIMEOUT close), so
+     *                         every member applies it at the same position all the same.
      * @param maxIngressLength longer client messages close the session with an error.
      */
     public SessionIngress(
@@ -113,7 +116,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         // an earlier leader appended is ignored when applied.
         serviceAppendedUpTo = Math.max(serviceAppendedUpTo, container.serviceMessages().headId());
         container.serviceMessages().forEachFrom(serviceAppendedUpTo, appendServiceMessage);
-        container.timerTable().forEachDue(consensus.nowNs(), fireTimer);
+        container.timerTable().forEachDue(consensus.logTimeNs(), fireTimer);
         // Indexed, not iterated: this runs every duty cycle and must not allocate.
         final SessionTable table = container.sessionTable();
         for (int i = 0, size = table.size(); i < size; i++)
@@ -135,7 +138,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private boolean appendServiceMessage(final long id, final byte[] payload)
     {
         final int length = serviceMessage.wrapAndApplyHeader(entry, 0, entryHeader)
-            .timestamp(consensus.nowNs()).messageId(id).putPayload(payload, 0, payload.length).encodedLength();
+            .timestamp(consensus.logTimeNs()).messageId(id).putPayload(payload, 0, payload.length).encodedLength();
         if (append(ServiceMessageEncoder.TEMPLATE_ID, length) < 0)
         {
             return false;
@@ -235,7 +238,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         if (resume < 0)
         {
             final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
-                .timestamp(consensus.nowNs()).correlationId(correlationId).leaderEndpoint(endpoint).encodedLength();
+                .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint).encodedLength();
             if (append(SessionOpenEncoder.TEMPLATE_ID, length) > 0)
             {
                 pendingOpens.put(correlationId, endpoint);
@@ -282,7 +285,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
         heard(sessionId, endpoint);
         final int length = sessionMessage.wrapAndApplyHeader(entry, 0, entryHeader)
-            .timestamp(consensus.nowNs()).sessionId(sessionId).sequence(sequence)
+            .timestamp(consensus.logTimeNs()).sessionId(sessionId).sequence(sequence)
             .putPayload(buffer, payloadOffset, payloadLength).encodedLength();
         append(SessionMessageEncoder.TEMPLATE_ID, length);
     }
@@ -350,7 +353,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             return;
         }
         final int length = timerEvent.wrapAndApplyHeader(entry, 0, entryHeader)
-            .timestamp(consensus.nowNs()).correlationId(correlationId).deadline(deadline).encodedLength();
+            .timestamp(consensus.logTimeNs()).correlationId(correlationId).deadline(deadline).encodedLength();
         if (append(TimerEventEncoder.TEMPLATE_ID, length) > 0)
         {
             firing.put(correlationId, deadline);
@@ -360,7 +363,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private void appendClose(final long sessionId, final io.lockstep.consensus.log.CloseReason reason)
     {
         final int length = sessionClose.wrapAndApplyHeader(entry, 0, entryHeader)
-            .timestamp(consensus.nowNs()).sessionId(sessionId).reason(reason).encodedLength();
+            .timestamp(consensus.logTimeNs()).sessionId(sessionId).reason(reason).encodedLength();
         if (append(SessionCloseEncoder.TEMPLATE_ID, length) > 0)
         {
             closing.put(sessionId, consensus.nowNs());

@@ -99,7 +99,7 @@ class ArchiveLogClusterTest
         final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
             SimCluster.HEARTBEAT_NS, MAX_BATCH - 1024, 64 * 1024, 1024);
         network.setUp(i, true);
-        agents[i] = new ConsensusAgent(config, () -> nowNs, network.transportFor(i), new ArchiveRaftLog(log),
+        agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i), new ArchiveRaftLog(log),
             new FileElectionState(memberDir), new Random(random.nextLong()));
     }
 

@@ -295,7 +295,7 @@ class ClientBehaviourTest
         final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
             SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
         final Transport transport = network.transportFor(i);
-        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, transport, logs[i], states[i],
+        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, () -> nowNs, transport, logs[i], states[i],
             new Random(random.nextLong()));
         services[i] = new FloodService();
         running[i] = new ServiceMember(consensus, transport, logs[i], services[i], SESSION_TIMEOUT_NS, 16,

@@ -58,10 +58,24 @@ class SessionSimulationTest
         long serviceOffered;
         long serviceDelivered;
         Cluster cluster;
+        /** Log time of the last entry this instance saw: it must never go back. */
+        long lastTimestamp = Long.MIN_VALUE;
+        /** Timers fired by this instance (each has its deadline as its id): none may fire twice. */
+        final org.agrona.collections.LongHashSet firedTimers = new org.agrona.collections.LongHashSet();
+
+        private void checkTime(final long timestamp)
+        {
+            if (timestamp < lastTimestamp)
+            {
+                throw new AssertionError("log time went back: " + timestamp + " after " + lastTimestamp);
+            }
+            lastTimestamp = timestamp;
+        }
 
         public void onStart(final Cluster cluster, final SnapshotReader snapshot)
         {
             this.cluster = cluster;
+            lastTimestamp = cluster.time();
             if (null != snapshot)
             {
                 snapshot.poll((buffer, offset, length) ->
@@ -84,17 +98,20 @@ class SessionSimulationTest
 
         public void onSessionOpen(final ClientSession session, final long timestamp)
         {
+            checkTime(timestamp);
             hash = hash * 31 + session.id();
         }
 
         public void onSessionClose(final ClientSession session, final long timestamp, final CloseReason reason)
         {
+            checkTime(timestamp);
         }
 
         public void onSessionMessage(
             final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
             final int length)
         {
+            checkTime(timestamp);
             if (null == session)
             {
                 // A service message: delivered exactly once, in the order offered, whatever leader appended it.
@@ -115,6 +132,12 @@ class SessionSimulationTest
             }
             lastBySession.put(session.id(), sequence);
             hash = (hash * 31 + session.id()) * 31 + sequence;
+            if (sequence % 7 == 0)
+            {
+                // The deadline is the id: a fired timer can check it fired at or after it.
+                final long deadline = timestamp + (1 + sequence % 20) * 1_000_000L;
+                cluster.scheduleTimer(deadline, deadline);
+            }
             session.offer(buffer, offset, length);
             if (sequence % 10 == 0)
             {
@@ -128,6 +151,17 @@ class SessionSimulationTest
 
         public void onTimerEvent(final long correlationId, final long timestamp)
         {
+            checkTime(timestamp);
+            if (timestamp < correlationId)
+            {
+                throw new AssertionError("timer fired at log time " + timestamp + ", before its deadline " + correlationId);
+            }
+            if (!firedTimers.add(correlationId))
+            {
+                throw new AssertionError("timer " + correlationId + " fired twice");
+            }
+            TIMERS_FIRED.incrementAndGet();
+            hash = hash * 31 + correlationId;
         }
 
         public void onTakeSnapshot(final SnapshotWriter writer)
@@ -172,6 +206,7 @@ class SessionSimulationTest
         long snapshotsTaken;
         final SessionClient[] clients = new SessionClient[CLIENTS];
         final long[] echoed = new long[CLIENTS];
+        final SimWallClock[] wallClocks = new SimWallClock[MEMBERS];
         final int[] gaps = new int[CLIENTS];
         final Long2LongHashMap hashAtPosition = new Long2LongHashMap(Long.MIN_VALUE);
         long nowNs = TimeUnit.SECONDS.toNanos(1);
@@ -188,6 +223,7 @@ class SessionSimulationTest
                 endpoints[i] = i;
                 members.add(new Member(i, "sim", 0, true));
                 logs[i] = new SimLog(64 * 1024);
+                wallClocks[i] = new SimWallClock(() -> nowNs, random);
                 states[i] = new MemoryElectionState();
                 storages[i] = new SimSnapshotStorage(random);
             }
@@ -240,7 +276,8 @@ class SessionSimulationTest
             final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
                 SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
             final Transport transport = network.transportFor(i);
-            final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, transport, logs[i], states[i],
+            final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
+                states[i],
                 new Random(random.nextLong()));
             if (snapshots)
             {
@@ -266,7 +303,14 @@ class SessionSimulationTest
             snapshotsTaken += running[i].snapshotsTaken();
             running[i] = null;
             network.setUp(i, false);
-            logs[i] = logs[i].afterCrash(random);
+            // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), on one
+            // member at a time (the fault budget: see SimCluster.crash).
+            boolean otherOwes = false;
+            for (final SimLog log : logs)
+            {
+                otherOwes |= log.owesPromisedFrames();
+            }
+            logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes);
             storages[i] = storages[i].afterCrash();
             if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
             {
@@ -299,6 +343,10 @@ class SessionSimulationTest
                 else if (roll < 19)
                 {
                     network.partition(i, 1);
+                }
+                else if (roll < 21)
+                {
+                    wallClocks[i].step(random);
                 }
                 else if (roll < 29)
                 {
@@ -428,11 +476,15 @@ class SessionSimulationTest
             }
         }
         System.out.println("session simulation" + (snapshots ? " with snapshots" : "") + ": " + seeds + " seeds, " +
-            messages + " client messages applied exactly once on every member, service messages too" +
+            messages + " client messages applied exactly once on every member, service messages too, " +
+            TIMERS_FIRED.getAndSet(0) + " timer firings at or after their deadlines, once each" +
             (snapshots ? "; snapshots taken " + SNAPSHOT_STATS[0] + ", installs " + SNAPSHOT_STATS[1] +
             ", fallbacks past a damaged snapshot " + SNAPSHOT_STATS[2] + ", purges reaching " + SNAPSHOT_STATS[3] +
             " bytes" : ""));
     }
+
+    /** Timers fired across all runs, on every member (each checked at or after its deadline, once). */
+    private static final java.util.concurrent.atomic.AtomicLong TIMERS_FIRED = new java.util.concurrent.atomic.AtomicLong();
 
     /** Totals over the seeds of the snapshot run: taken, installed, fallbacks, highest log start. */
     private static final long[] SNAPSHOT_STATS = new long[4];

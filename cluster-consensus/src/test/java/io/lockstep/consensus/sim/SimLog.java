@@ -20,6 +20,10 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * An in-memory log in archive-log's frame layout, with crash semantics: what a flush made durable survives; frames
  * still pending are lost, except that a crash may land in the middle of a flush and leave a prefix of them (the
  * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable.
+ * <p>
+ * Disk damage: {@link #afterCrash(Random, boolean)} can also lose durable frames (a bit flip, a lost or misdirected
+ * write found on restart): recovery cuts the log at the first bad frame, and, as archive-log does, the promise
+ * (the durable end the member may have acknowledged) survives apart from the data.
  */
 public final class SimLog implements RaftLog
 {
@@ -30,6 +34,11 @@ public final class SimLog implements RaftLog
     private long durable;
     private long start;
     private long startTerm;
+    private long pendingLastTerm;
+    private long promisedPosition;
+    private long promisedTerm;
+    /** Frames lost to damage by crashes of this log's history (for the run's summary). */
+    long damagedCuts;
 
     public SimLog(final int maxBatchLength)
     {
@@ -50,6 +59,17 @@ public final class SimLog implements RaftLog
      */
     SimLog afterCrash(final Random random)
     {
+        return afterCrash(random, false);
+    }
+
+    /**
+     * @param damage true to also lose durable frames: the log is cut at a frame where damage was found on restart,
+     *               half the time among the last few KiB (recent entries, the ones not yet everywhere), half the time
+     *               anywhere.
+     * @return the log as a restarted member finds it after a crash of this one.
+     */
+    SimLog afterCrash(final Random random, final boolean damage)
+    {
         long end = durable;
         if (pending > durable && random.nextBoolean())
         {
@@ -67,13 +87,65 @@ public final class SimLog implements RaftLog
             }
             end = p;
         }
+        if (damage && durable > start)
+        {
+            final long from = random.nextBoolean() ? Math.max(start, durable - 4096) : start;
+            end = frameBoundaryAtOrBelow(from + (long)(random.nextDouble() * (durable - from)));
+        }
         final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
         copy.putBytes(0, data, 0, (int)end);
         final SimLog recovered = new SimLog(maxBatchLength, copy, end);
-        // Purges and resets are durable when they return.
+        // Purges and resets are durable when they return, and so is the promise (kept apart from the data).
         recovered.start = start;
         recovered.startTerm = startTerm;
+        recovered.pendingLastTerm = recovered.termOfFrameEndingAt(end);
+        recovered.promisedPosition = promisedPosition;
+        recovered.promisedTerm = promisedTerm;
+        recovered.damagedCuts = damagedCuts + (end < durable && damage ? 1 : 0);
         return recovered;
+    }
+
+    private long frameBoundaryAtOrBelow(final long target)
+    {
+        long p = start;
+        while (p < target)
+        {
+            final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
+            if (next > target)
+            {
+                break;
+            }
+            p = next;
+        }
+        return p;
+    }
+
+    private long termOfFrameEndingAt(final long end)
+    {
+        long term = startTerm;
+        for (long p = start; p < end; p += alignedLength(data.getInt((int)p, LITTLE_ENDIAN)))
+        {
+            term = data.getLong((int)p + TERM_OFFSET, LITTLE_ENDIAN);
+        }
+        return term;
+    }
+
+    /**
+     * @return true if this log lost frames it promised and has not got them back yet.
+     */
+    boolean owesPromisedFrames()
+    {
+        return promisedTerm > pendingLastTerm || (promisedTerm == pendingLastTerm && promisedPosition > pending);
+    }
+
+    public long promisedPosition()
+    {
+        return promisedPosition;
+    }
+
+    public long promisedTerm()
+    {
+        return promisedTerm;
     }
 
     DirectBuffer buffer()
@@ -134,6 +206,7 @@ public final class SimLog implements RaftLog
         data.setMemory(0, (int)Math.min(data.capacity(), Math.max(position, pending)), (byte)0x5A);
         start = position;
         startTerm = term;
+        pendingLastTerm = term;
         pending = position;
         appended = position;
         durable = position;
@@ -170,6 +243,7 @@ public final class SimLog implements RaftLog
         data.putInt(at + TYPE_OFFSET, frameType, LITTLE_ENDIAN);
         data.putBytes(at + HEADER_LENGTH, buffer, offset, length);
         pending += aligned;
+        pendingLastTerm = term;
         return pending;
     }
 
@@ -192,6 +266,10 @@ public final class SimLog implements RaftLog
             return BACK_PRESSURED;
         }
         data.putBytes((int)pending, buffer, offset, length);
+        for (int o = offset; o < offset + length; o += alignedLength(buffer.getInt(o, LITTLE_ENDIAN)))
+        {
+            pendingLastTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
+        }
         pending += length;
         return pending;
     }
@@ -200,6 +278,11 @@ public final class SimLog implements RaftLog
     {
         appended = pending;
         durable = pending;
+        if (pendingLastTerm > promisedTerm || (pendingLastTerm == promisedTerm && durable > promisedPosition))
+        {
+            promisedPosition = durable;
+            promisedTerm = pendingLastTerm;
+        }
         return durable;
     }
 
@@ -216,6 +299,7 @@ public final class SimLog implements RaftLog
         pending = position;
         appended = position;
         durable = Math.min(durable, position);
+        pendingLastTerm = termOfFrameEndingAt(position);
     }
 
     public int readBlock(final long position, final long limitPosition, final int maxBytes, final BlockHandler handler)
@@ -250,7 +334,7 @@ public final class SimLog implements RaftLog
         {
             final int frameLength = data.getInt((int)p, LITTLE_ENDIAN);
             visitor.onFrame(p, data.getLong((int)p + TERM_OFFSET, LITTLE_ENDIAN),
-                data.getInt((int)p + TYPE_OFFSET, LITTLE_ENDIAN));
+                data.getInt((int)p + TYPE_OFFSET, LITTLE_ENDIAN), data, (int)p);
             p += FrameDescriptor.alignedLength(frameLength);
         }
     }

@@ -13,6 +13,7 @@ final class Simulation
     private final SimCluster cluster;
     private final int intensity;
     int partitions;
+    int clockSteps;
 
     Simulation(final long seed, final int memberCount)
     {
@@ -72,6 +73,11 @@ final class Simulation
         else if (roll < 32)
         {
             cluster.network.healAll();
+        }
+        else if (roll < 36)
+        {
+            cluster.wallClocks[i].step(cluster.random);
+            clockSteps++;
         }
     }
 

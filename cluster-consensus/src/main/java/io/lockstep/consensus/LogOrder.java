@@ -1,0 +1,34 @@
+package io.lockstep.consensus;
+
+/**
+ * Raft's order on logs (§5.4.1): the log whose last entry has the later term is more up to date; with equal last
+ * terms, the longer one is. Votes are granted only to candidates at least as up to date as the voter.
+ * <p>
+ * A voter compares candidates against the greater of its log and its promise ({@link RaftLog#promisedPosition()}):
+ * a member that lost frames it may have acknowledged must not vote as if it never had them, or a candidate lacking a
+ * committed entry could win with its vote.
+ */
+final class LogOrder
+{
+    private LogOrder()
+    {
+    }
+
+    /**
+     * @return true if a log ending at (term, position) is at least as up to date as one ending at (otherTerm,
+     * otherPosition).
+     */
+    static boolean atLeastAsUpToDate(final long term, final long position, final long otherTerm, final long otherPosition)
+    {
+        return term > otherTerm || (term == otherTerm && position >= otherPosition);
+    }
+
+    /**
+     * @return true if the log no longer covers its promise: the member owes frames it may have acknowledged, and
+     * may not stand for election until it has them (or a log ahead of them) from a leader.
+     */
+    static boolean owesPromisedFrames(final RaftLog log, final long lastTerm)
+    {
+        return !atLeastAsUpToDate(lastTerm, log.pendingPosition(), log.promisedTerm(), log.promisedPosition());
+    }
+}
