@@ -29,6 +29,8 @@ class ClusterSimulationTest
         long totalSteps = 0;
         long crashes = 0;
         long partitions = 0;
+        long asymmetric = 0;
+        long clockSteps = 0;
         long elections = 0;
         long acked = 0;
         for (long seed = first; seed < first + seeds; seed++)
@@ -47,11 +49,15 @@ class ClusterSimulationTest
             totalSteps += simulation.steps();
             crashes += simulation.crashes();
             partitions += simulation.partitions;
+            asymmetric += simulation.asymmetricFaults;
+            clockSteps += simulation.clockSteps;
             elections += simulation.elections();
             acked += simulation.acked();
         }
-        System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d leaders elected, " +
-            "%d acknowledged appends, %.1f s%n", seeds, first, totalSteps, crashes, partitions, elections, acked,
-            (System.nanoTime() - start) / 1e9);
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d one-way, cut or " +
+            "flapping links, %d clock steps, %d leaders elected, %d acknowledged appends, %.1f s, %.0f seeds/s%n",
+            seeds, first, totalSteps, crashes, partitions, asymmetric, clockSteps, elections, acked, seconds,
+            seeds / seconds);
     }
 }

@@ -348,6 +348,17 @@ class SessionSimulationTest
                 {
                     wallClocks[i].step(random);
                 }
+                else if (roll < 24)
+                {
+                    // One-way blackhole, a cut between one pair, or a flapping link (SimNetwork).
+                    final int j = (i + 1 + random.nextInt(MEMBERS - 1)) % MEMBERS;
+                    switch (roll % 3)
+                    {
+                        case 0 -> network.blackhole(i, j);
+                        case 1 -> network.cut(i, j);
+                        default -> network.flap(i, j);
+                    }
+                }
                 else if (roll < 29)
                 {
                     network.healAll();

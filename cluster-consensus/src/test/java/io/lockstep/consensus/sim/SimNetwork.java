@@ -5,7 +5,11 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Random;
 
@@ -13,6 +17,15 @@ import java.util.Random;
  * A network with TCP's semantics between simulated endpoints: each directed link delivers in order, after a seeded
  * delay; a link that breaks (a crash, a partition) loses everything in flight on it, both ways, and stays down until
  * both ends are up and can reach each other again. Deterministic for a seed.
+ * <p>
+ * Besides group partitions, the faults that break real deployments in less tidy ways:
+ * <ul>
+ *   <li>a <b>one-way blackhole</b>: everything one endpoint sends another is lost, while the connection looks up
+ *   from both ends and the other direction works (a TCP stream whose one direction is dropped, until it times
+ *   out);</li>
+ *   <li>a <b>cut</b> between one pair only, so an endpoint can reach some peers and not others;</li>
+ *   <li>a <b>flapping</b> link: a pair that is cut and restored again and again, a few milliseconds apart.</li>
+ * </ul>
  */
 final class SimNetwork
 {
@@ -42,6 +55,14 @@ final class SimNetwork
     private final int[] endpoints;
     private final boolean[] up;
     private final int[] partitionGroup;
+    /** Directed pairs (from, to) whose messages are lost. */
+    private final Set<Long> blackholes = new HashSet<>();
+    /** Unordered pairs that cannot reach each other. */
+    private final Set<Long> cuts = new HashSet<>();
+    /** Unordered pairs whose link flaps: toggled between cut and whole at random. */
+    private final Set<Long> flapping = new HashSet<>();
+    private final List<Long> flapScratch = new ArrayList<>();
+    private boolean stalls = true;
     private long nowNs;
     private long messagesDelivered;
     private long messagesLost;
@@ -65,6 +86,55 @@ final class SimNetwork
     void now(final long nowNs)
     {
         this.nowNs = nowNs;
+        if (!flapping.isEmpty())
+        {
+            flapScratch.clear();
+            flapScratch.addAll(flapping);
+            java.util.Collections.sort(flapScratch);
+            for (final long pair : flapScratch)
+            {
+                // About every 5 ms of simulated time at a step of up to 1 ms.
+                if (random.nextInt(8) == 0)
+                {
+                    final int a = (int)(pair >>> 32);
+                    final int b = (int)pair;
+                    if (!cuts.remove(pair))
+                    {
+                        cut(a, b);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Lose everything {@code from} sends {@code to}, while the connection looks up and the other way works.
+     */
+    void blackhole(final int from, final int to)
+    {
+        blackholes.add(((long)from << 32) | (to & 0xFFFFFFFFL));
+    }
+
+    /**
+     * Cut the link between two endpoints only: each still reaches everyone else.
+     */
+    void cut(final int a, final int b)
+    {
+        cuts.add(pair(a, b));
+        breakLink(a, b);
+    }
+
+    /**
+     * Make the link between two endpoints flap until healed.
+     */
+    void flap(final int a, final int b)
+    {
+        flapping.add(pair(a, b));
+    }
+
+    private static long pair(final int a, final int b)
+    {
+        return ((long)Math.min(a, b) << 32) | (Math.max(a, b) & 0xFFFFFFFFL);
     }
 
     long nowNs()
@@ -101,9 +171,21 @@ final class SimNetwork
         }
     }
 
+    /**
+     * @param stalls false to stop delaying messages beyond the election timeout (a healthy network but for the
+     *               faults injected), to see what a fault does by itself.
+     */
+    void stalls(final boolean stalls)
+    {
+        this.stalls = stalls;
+    }
+
     void healAll()
     {
         java.util.Arrays.fill(partitionGroup, 0);
+        blackholes.clear();
+        cuts.clear();
+        flapping.clear();
     }
 
     int partitionGroup(final int endpoint)
@@ -123,7 +205,8 @@ final class SimNetwork
 
     private boolean reachable(final int a, final int b)
     {
-        return up[index(a)] && up[index(b)] && partitionGroup[index(a)] == partitionGroup[index(b)];
+        return up[index(a)] && up[index(b)] && partitionGroup[index(a)] == partitionGroup[index(b)] &&
+            (cuts.isEmpty() || !cuts.contains(pair(a, b)));
     }
 
     private void breakLinksOf(final int endpoint)
@@ -201,9 +284,14 @@ final class SimNetwork
             {
                 return false;
             }
+            if (!blackholes.isEmpty() && blackholes.contains(((long)self << 32) | (endpoint & 0xFFFFFFFFL)))
+            {
+                messagesLost++;
+                return true;
+            }
             final Link link = link(self, endpoint);
             // Now and then a stall longer than an election timeout (a GC pause, a congested switch).
-            final long delay = random.nextInt(200) == 0 ? (long)(random.nextDouble() * stallNs) :
+            final long delay = random.nextInt(200) == 0 && stalls ? (long)(random.nextDouble() * stallNs) :
                 minDelayNs + (long)(random.nextDouble() * (maxDelayNs - minDelayNs));
             // In order per link, like a TCP stream.
             final long deliverAt = Math.max(nowNs + delay, link.lastDeliverAtNs);
