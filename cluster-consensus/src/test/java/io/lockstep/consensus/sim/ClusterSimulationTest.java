@@ -22,10 +22,10 @@ class ClusterSimulationTest
     void safetyHoldsAndTheClusterConvergesForEverySeed()
     {
         final String fixed = System.getProperty("lockstep.sim.seed");
-        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.sim.seeds", 1000);
+        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.sim.seeds", 6000);
         final int steps = Integer.getInteger("lockstep.sim.steps", 2000);
         final long first = null != fixed ? Long.parseLong(fixed) : Long.getLong("lockstep.sim.firstSeed", 1);
-        final long start = System.nanoTime();
+        final SeedProgress progress = new SeedProgress("simulation");
         long totalSteps = 0;
         long crashes = 0;
         long partitions = 0;
@@ -53,8 +53,9 @@ class ClusterSimulationTest
             clockSteps += simulation.clockSteps;
             elections += simulation.elections();
             acked += simulation.acked();
+            progress.seedDone(seed);
         }
-        final double seconds = (System.nanoTime() - start) / 1e9;
+        final double seconds = progress.seconds();
         System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d one-way, cut or " +
             "flapping links, %d clock steps, %d leaders elected, %d acknowledged appends, %.1f s, %.0f seeds/s%n",
             seeds, first, totalSteps, crashes, partitions, asymmetric, clockSteps, elections, acked, seconds,

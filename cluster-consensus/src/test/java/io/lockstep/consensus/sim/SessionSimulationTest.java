@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bounces and partitions. A service that sees any session's messages applied twice or out of order fails the run;
  * members at the same applied position must hold the same service state; at the end every message every client sent
  * is applied exactly once on every member, and every client received its echoes in order. Seeds: replay one with
- * {@code -Dlockstep.sessions.seed=N}; more with {@code -Dlockstep.sessions.seeds=N} (default 1000: 200 missed two bugs that 2,500 found).
+ * {@code -Dlockstep.sessions.seed=N}; more with {@code -Dlockstep.sessions.seeds=N} (default 2000; 200 once missed two bugs that 2,500 found).
  */
 class SessionSimulationTest
 {
@@ -471,8 +471,10 @@ class SessionSimulationTest
     private static void runSeeds(final boolean snapshots)
     {
         final String fixed = System.getProperty("lockstep.sessions.seed");
-        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.sessions.seeds", 1000);
-        final long first = null != fixed ? Long.parseLong(fixed) : 1;
+        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.sessions.seeds", 2000);
+        final long first = null != fixed ? Long.parseLong(fixed) : Long.getLong("lockstep.sessions.firstSeed", 1);
+        final String name = "session simulation" + (snapshots ? " with snapshots" : "");
+        final SeedProgress progress = new SeedProgress(name);
         long messages = 0;
         for (long seed = first; seed < first + seeds; seed++)
         {
@@ -482,11 +484,15 @@ class SessionSimulationTest
             }
             catch (final Throwable t)
             {
-                throw new AssertionError("session simulation failed; replay: mvn -pl cluster-consensus test " +
-                    "-Dtest=SessionSimulationTest -Dlockstep.sessions.seed=" + seed + " (snapshots " + snapshots + ")", t);
+                throw new AssertionError(name + " failed; replay: mvn -pl cluster-consensus test " +
+                    "-Dtest=SessionSimulationTest#" + (snapshots ? "exactlyOnceHoldsWithSnapshotsPurgesAndInstalls" :
+                    "everyClientMessageIsAppliedExactlyOnceOnEveryMemberThroughFailovers") +
+                    " -Dlockstep.sessions.seed=" + seed, t);
             }
+            progress.seedDone(seed);
         }
-        System.out.println("session simulation" + (snapshots ? " with snapshots" : "") + ": " + seeds + " seeds, " +
+        System.out.printf("%s: %.1f s, %.0f seeds/s%n", name, progress.seconds(), progress.perSecond());
+        System.out.println(name + ": " + seeds + " seeds from " + first + ", " +
             messages + " client messages applied exactly once on every member, service messages too, " +
             TIMERS_FIRED.getAndSet(0) + " timer firings at or after their deadlines, once each" +
             (snapshots ? "; snapshots taken " + SNAPSHOT_STATS[0] + ", installs " + SNAPSHOT_STATS[1] +
