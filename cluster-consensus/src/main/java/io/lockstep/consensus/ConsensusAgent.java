@@ -1,12 +1,8 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Transport;
-import io.lockstep.cluster.transport.Member;
 
-import io.lockstep.archive.ArchiveException;
-import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
-import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
@@ -16,11 +12,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Random;
 
-import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
-import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
-import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
-import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
-import static java.nio.ByteOrder.LITTLE_ENDIAN;
 
 /**
  * One member's Raft, as an Agrona agent: follower, candidate and leader roles with pre-vote, check-quorum, streamed
@@ -33,6 +24,12 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * A duty cycle: take every message that has arrived (appending replicated bytes to the log's batch), write the
  * batch with one flush (group commit), then act on the role: a leader replicates, advances the commit position and
  * checks its quorum; a follower acknowledges what is now durable, or stands for election when its leader is silent.
+ * <p>
+ * The conductor: it owns the role, term and vote, and the transitions between roles, and holds the election rules.
+ * Each other rule lives in its own class: {@link LogOrder} (which log is more up to date, and lost frames still
+ * owed), {@link FollowerLog} (taking a leader's bytes, conflicts, joining a snapshot), {@link LeaderReplication}
+ * (follower progress, streaming, the commit rule, check-quorum, transfer), {@link SnapshotTransfer} (install
+ * snapshot), {@link LogClock} (log time), {@link AdminRequests} (tools and drivers).
  */
 public final class ConsensusAgent implements Agent
 {
@@ -50,8 +47,10 @@ public final class ConsensusAgent implements Agent
     private final MemberProtocolPublisher publisher;
     private final MemberProtocolAdapter adapter;
     private final TermIndex termIndex = new TermIndex();
+    private final LeaderReplication leader;
+    private final AdminRequests admin;
+    private final FollowerLog followerLog;
     private final PeerState[] peers;
-    private final long[] quorumScratch;
     private final int quorum;
     private final boolean voting;
     private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
@@ -80,12 +79,10 @@ public final class ConsensusAgent implements Agent
 
     /** Set by each message from the leader; cleared when its connection drops (handled once per drop). */
     private boolean leaderConnectionUp;
-    private int transferTarget = -1;
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
     private SnapshotStorage snapshots;
     private final SnapshotTransfer snapshotTransfer;
-    private long transferDeadlineNs;
 
     /**
      * @param config        who this member is and who the others are.
@@ -119,24 +116,15 @@ public final class ConsensusAgent implements Agent
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
-        int votingCount = 0;
-        final PeerState[] others = new PeerState[config.members().size() - 1];
-        int i = 0;
-        for (final Member m : config.members())
-        {
-            votingCount += m.voting() ? 1 : 0;
-            if (m.id() != memberId)
-            {
-                others[i++] = new PeerState(m.id(), m.voting());
-            }
-        }
-        this.peers = others;
-        this.quorum = votingCount / 2 + 1;
-        this.quorumScratch = new long[votingCount];
+        this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends);
+        this.admin = new AdminRequests(this, config, log, publisher, leader, pendingAppends);
+        this.followerLog = new FollowerLog(memberId, log, termIndex, logClock);
+        this.peers = leader.peers();
+        this.quorum = leader.quorum();
         this.voting = config.member(memberId).voting();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
-        rebuildTermIndex();
+        followerLog.rebuildTermIndex();
         if (termIndex.lastTerm() > term)
         {
             throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
@@ -154,22 +142,6 @@ public final class ConsensusAgent implements Agent
         return "consensus-" + memberId;
     }
 
-    private void rebuildTermIndex()
-    {
-        termIndex.clear();
-        if (log.startPosition() > 0)
-        {
-            // The frame that ended at the log's start is purged; its term is kept with the log. Noted just before
-            // the start, so that "the term at the start" is that term and the first stored frame still starts a term.
-            termIndex.onFrame(log.startTerm(), log.startPosition() - 1);
-        }
-        log.scan((position, frameTerm, frameType, buffer, frameOffset) ->
-        {
-            termIndex.onFrame(frameTerm, position);
-            logClock.observeFrame(buffer, frameOffset, frameType);
-        });
-    }
-
     /**
      * Attach the service layer: its snapshots (to compact the log and to stream to followers that need purged log)
      * and its hooks.
@@ -179,6 +151,7 @@ public final class ConsensusAgent implements Agent
         this.snapshots = snapshots;
         this.serviceHooks = hooks;
         snapshotTransfer.storage(snapshots);
+        admin.attachService(snapshots, hooks);
     }
 
     /**
@@ -200,29 +173,14 @@ public final class ConsensusAgent implements Agent
                 "at or above " + log.startPosition() + ", or move this member's data directory away so that it " +
                 "rejoins empty and is sent the leader's snapshot");
         }
-        final boolean joins = log.startPosition() <= position && position <= log.pendingPosition() &&
-            termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
-        if (!joins)
+        if (!followerLog.joins(position, snapshotTerm))
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: log [{1}, {2}) does not join the snapshot at {3} " +
                 "(term {4}); the log restarts at the snapshot", memberId, log.startPosition(), log.pendingPosition(),
                 position, snapshotTerm);
-            log.flush();
-            log.reset(position, snapshotTerm);
-            rebuildTermIndex();
+            followerLog.restartAt(position, snapshotTerm);
         }
         commitPosition = Math.max(commitPosition, position);
-    }
-
-    private boolean isFrameBoundary(final long position)
-    {
-        if (position == log.startPosition() || position == log.pendingPosition())
-        {
-            return true;
-        }
-        final boolean[] found = new boolean[1];
-        log.scan((p, frameTerm, frameType, buffer, frameOffset) -> found[0] |= p == position);
-        return found[0];
     }
 
     /**
@@ -237,13 +195,7 @@ public final class ConsensusAgent implements Agent
         long bound = Math.min(snapshotPosition, commitPosition);
         if (Role.LEADER == role)
         {
-            for (final PeerState peer : peers)
-            {
-                if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs())
-                {
-                    bound = Math.min(bound, Math.max(peer.matchPosition, peer.appendedAck));
-                }
-            }
+            bound = leader.retainedFor(bound, nowNs);
         }
         if (bound <= log.startPosition())
         {
@@ -258,8 +210,15 @@ public final class ConsensusAgent implements Agent
      */
     public void answerTool(final int endpoint, final long correlationId, final boolean ok, final long position)
     {
-        publisher.clientAppendAck(endpoint, correlationId, ok ? AppendStatus.OK :
-            Role.LEADER != role ? AppendStatus.NOT_LEADER : AppendStatus.REJECTED, position, leaderId);
+        admin.answer(endpoint, correlationId, ok, position);
+    }
+
+    /**
+     * @return the handler of tool and driver requests.
+     */
+    AdminRequests admin()
+    {
+        return admin;
     }
 
     public long logStartPosition()
@@ -290,10 +249,10 @@ public final class ConsensusAgent implements Agent
 
         if (Role.LEADER == role)
         {
-            work += replicate();
-            updateCommitPosition();
+            work += leader.replicate(term, commitPosition, nowNs);
+            commitPosition = leader.commitPosition(term, commitPosition);
             checkQuorum();
-            progressTransfer();
+            leader.progressTransfer(term, nowNs);
         }
         else
         {
@@ -502,18 +461,13 @@ public final class ConsensusAgent implements Agent
     {
         role = Role.LEADER;
         leaderId = memberId;
-        transferTarget = -1;
         log.flush();
         logClock.start(nowNs);
         final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
             .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).encodedLength();
         appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
             io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
-        for (final PeerState peer : peers)
-        {
-            // Optimistic: assume followers hold what the leader held before this term; a rejection corrects it.
-            peer.reset(termIndex.startOf(term), nowNs);
-        }
+        leader.startTerm(termIndex.startOf(term), nowNs);
         LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
             memberId, term, log.pendingPosition());
     }
@@ -538,7 +492,7 @@ public final class ConsensusAgent implements Agent
         }
         role = Role.FOLLOWER;
         leaderId = newLeaderId;
-        transferTarget = -1;
+        leader.stopTransfer();
         electionDeadlineNs = nowNs + randomElectionTimeout();
     }
 
@@ -572,15 +526,7 @@ public final class ConsensusAgent implements Agent
 
     private void checkQuorum()
     {
-        int heard = 1;
-        for (final PeerState peer : peers)
-        {
-            if (peer.voting && nowNs - peer.lastHeardNs < config.electionTimeoutNs())
-            {
-                heard++;
-            }
-        }
-        if (heard < quorum)
+        if (!leader.hasQuorum(nowNs))
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} lost its quorum in term {1}", memberId, term);
             becomeFollower(term, -1);
@@ -615,38 +561,16 @@ public final class ConsensusAgent implements Agent
         }
         followLeader(leaderTerm, fromLeaderId);
 
-        if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
-            termIndex.termAt(prevPosition) != prevTerm)
+        final long position = followerLog.accept(prevPosition, prevTerm, buffer, offset, length, commitPosition,
+            fromLeaderId);
+        if (followerLog.truncatedAt() >= 0)
+        {
+            matchedPosition = Math.min(matchedPosition, followerLog.truncatedAt());
+        }
+        if (FollowerLog.REJECTED == position)
         {
             reject(fromLeaderId, sequence);
             return;
-        }
-
-        long position = prevPosition;
-        int o = offset;
-        final int end = offset + length;
-        while (o < end)
-        {
-            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
-            final long frameTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
-            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
-            final int logBytes = padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
-            if (position < log.pendingPosition())
-            {
-                if (termIndex.termStartingAt(position) == frameTerm)
-                {
-                    position += logBytes;
-                    o += padding ? HEADER_LENGTH : logBytes;
-                    continue;
-                }
-                truncateConflict(position);
-            }
-            if (!appendReplicated(buffer, o, end - o, position, fromLeaderId, sequence))
-            {
-                return;
-            }
-            position = log.pendingPosition();
-            break;
         }
 
         matchedPosition = position;
@@ -667,59 +591,6 @@ public final class ConsensusAgent implements Agent
         lastHeardFromLeaderNs = nowNs;
         leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
-    }
-
-    private boolean appendReplicated(
-        final DirectBuffer buffer, final int offset, final int length, final long position, final int fromLeaderId,
-        final long sequence)
-    {
-        try
-        {
-            long result = log.appendFrames(buffer, offset, length);
-            if (RaftLog.BACK_PRESSURED == result)
-            {
-                log.flush();
-                result = log.appendFrames(buffer, offset, length);
-                if (RaftLog.BACK_PRESSURED == result)
-                {
-                    throw new IllegalStateException("append block of " + length + " bytes exceeds the log batch");
-                }
-            }
-        }
-        catch (final ArchiveException ex)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: {2}",
-                memberId, fromLeaderId, ex.getMessage());
-            reject(fromLeaderId, sequence);
-            return false;
-        }
-        long p = position;
-        for (int o = offset; o < offset + length; )
-        {
-            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
-            final int frameType = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
-            final boolean padding = PADDING_FRAME_TYPE == frameType;
-            termIndex.onFrame(buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), p);
-            logClock.observeFrame(buffer, o, frameType);
-            p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
-            o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
-        }
-        return true;
-    }
-
-    private void truncateConflict(final long position)
-    {
-        // State-machine safety: committed entries are never removed. A leader that asks for it is broken.
-        if (position < commitPosition)
-        {
-            throw new IllegalStateException("member " + memberId + " asked to truncate committed entries: position " +
-                position + " < commit " + commitPosition);
-        }
-        LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
-        log.flush();
-        log.truncate(position);
-        termIndex.truncate(position);
-        matchedPosition = Math.min(matchedPosition, position);
     }
 
     private void reject(final int toLeaderId, final long sequence)
@@ -757,100 +628,10 @@ public final class ConsensusAgent implements Agent
             becomeFollower(responseTerm, -1);
             return;
         }
-        final PeerState peer = peer(response.followerId());
-        if (Role.LEADER != role || responseTerm < term || null == peer)
+        if (Role.LEADER == role && responseTerm == term)
         {
-            return;
+            leader.onAppendResponse(response, nowNs);
         }
-        peer.lastHeardNs = nowNs;
-        if (response.success() == io.lockstep.consensus.codecs.BooleanType.TRUE)
-        {
-            peer.appendedAck = Math.max(peer.appendedAck, response.appendedPosition());
-            peer.matchPosition = Math.max(peer.matchPosition, response.durablePosition());
-            return;
-        }
-        if (response.sequence() < peer.resetSequence)
-        {
-            return;
-        }
-        final long agreed = agreedPosition(response);
-        LOGGER.log(System.Logger.Level.DEBUG, "member {0} replicates to {1} again from {2}", memberId, peer.id, agreed);
-        peer.nextPosition = agreed;
-        peer.appendedAck = agreed;
-        peer.resetSequence = peer.sequence;
-    }
-
-    /**
-     * The last position both logs agree on: the end of the highest term both hold (term starts are shared facts,
-     * see {@link TermIndex}), and never below the follower's commit position, which every log holds alike.
-     */
-    private long agreedPosition(final AppendResponseDecoder response)
-    {
-        final long followerEnd = response.appendedPosition();
-        // May lie below this leader's log start: then the follower is sent the snapshot instead.
-        long agreed = Math.min(response.commitPosition(), followerEnd);
-        final AppendResponseDecoder.TermStartsDecoder starts = response.termStarts();
-        final int count = starts.count();
-        long previousTerm = -1;
-        long previousStart = -1;
-        for (int i = 0; i <= count; i++)
-        {
-            long followerTermEnd = followerEnd;
-            if (i < count)
-            {
-                starts.next();
-                followerTermEnd = starts.startPosition();
-            }
-            if (previousTerm >= 0 && termIndex.startOf(previousTerm) == previousStart)
-            {
-                final long leaderTermEnd = termIndex.endOf(previousTerm, log.pendingPosition());
-                agreed = Math.max(agreed, Math.min(followerTermEnd, leaderTermEnd));
-            }
-            if (i < count)
-            {
-                previousTerm = starts.term();
-                previousStart = starts.startPosition();
-            }
-        }
-        return Math.min(agreed, log.pendingPosition());
-    }
-
-    private int replicate()
-    {
-        int work = 0;
-        final long end = log.appendedPosition();
-        for (final PeerState peer : peers)
-        {
-            if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
-            {
-                work += snapshotTransfer.send(peer, term, nowNs, config.heartbeatIntervalNs());
-                continue;
-            }
-            while (peer.nextPosition < end &&
-                peer.nextPosition - Math.max(peer.appendedAck, 0) < config.maxInFlightBytes())
-            {
-                final long from = peer.nextPosition;
-                replicationPeer = peer;
-                replicationSent = false;
-                final int bytes = log.readBlock(from, end, config.maxBlockBytes(), blockSender);
-                if (0 == bytes || !replicationSent)
-                {
-                    break;
-                }
-                work++;
-            }
-            if (nowNs - peer.lastSentNs >= config.heartbeatIntervalNs())
-            {
-                if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, peer.nextPosition,
-                    termIndex.termAt(peer.nextPosition), commitPosition, entryScratch, 0, 0))
-                {
-                    peer.sequence++;
-                    peer.lastSentNs = nowNs;
-                    work++;
-                }
-            }
-        }
-        return work;
     }
 
     void onInstallSnapshotResponse(
@@ -862,11 +643,9 @@ public final class ConsensusAgent implements Agent
             becomeFollower(responseTerm, -1);
             return;
         }
-        final PeerState peer = peer(followerId);
-        if (Role.LEADER == role && responseTerm == term && null != peer)
+        if (Role.LEADER == role && responseTerm == term)
         {
-            peer.lastHeardNs = nowNs;
-            snapshotTransfer.onResponse(peer, position, nextOffset, installed);
+            leader.onInstallSnapshotResponse(followerId, position, nextOffset, installed, nowNs);
         }
     }
 
@@ -903,13 +682,10 @@ public final class ConsensusAgent implements Agent
         // term), the entries after it are kept - they may be committed entries this member acknowledged, and
         // discarding them could lose them. Otherwise the log is discarded: an entry that disagrees with committed
         // state at the snapshot's position, and by log matching every entry after it, was never committed.
-        log.flush();
-        final boolean retain = log.startPosition() <= position && position <= log.pendingPosition() &&
-            termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
+        final boolean retain = followerLog.joins(position, snapshotTerm);
         if (!retain)
         {
-            log.reset(position, snapshotTerm);
-            rebuildTermIndex();
+            followerLog.restartAt(position, snapshotTerm);
         }
         commitPosition = Math.max(commitPosition, position);
         matchedPosition = position;
@@ -923,96 +699,6 @@ public final class ConsensusAgent implements Agent
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
 
-    void onSnapshotRequest(final int endpoint, final long correlationId)
-    {
-        if (Role.LEADER != role || null == serviceHooks || null == snapshots)
-        {
-            answerTool(endpoint, correlationId, false, -1);
-            return;
-        }
-        serviceHooks.onSnapshotRequest(endpoint, correlationId);
-    }
-
-    private PeerState replicationPeer;
-    private boolean replicationSent;
-    /** Held in a field: a method reference at the call site would allocate on every block. */
-    private final io.lockstep.archive.BlockHandler blockSender = this::sendBlock;
-
-    private void sendBlock(
-        final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)
-    {
-        final PeerState peer = replicationPeer;
-        if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, startPosition,
-            termIndex.termAt(startPosition), commitPosition, buffer, offset, length))
-        {
-            peer.sequence++;
-            peer.nextPosition = endPosition;
-            peer.lastSentNs = nowNs;
-            replicationSent = true;
-        }
-    }
-
-    private void updateCommitPosition()
-    {
-        int n = 0;
-        quorumScratch[n++] = log.durablePosition();
-        for (final PeerState peer : peers)
-        {
-            if (peer.voting)
-            {
-                quorumScratch[n++] = peer.matchPosition;
-            }
-        }
-        // Insertion sort, descending: a handful of members, no allocation.
-        for (int i = 1; i < n; i++)
-        {
-            final long v = quorumScratch[i];
-            int j = i - 1;
-            while (j >= 0 && quorumScratch[j] < v)
-            {
-                quorumScratch[j + 1] = quorumScratch[j];
-                j--;
-            }
-            quorumScratch[j + 1] = v;
-        }
-        final long candidate = quorumScratch[quorum - 1];
-        // Raft §5.4.2: only an entry of the leader's own term is committed by counting replicas.
-        if (candidate > commitPosition && termIndex.termAt(candidate) == term)
-        {
-            commitPosition = candidate;
-            pendingAppends.ackCommitted(publisher, commitPosition, memberId);
-        }
-    }
-
-    private void progressTransfer()
-    {
-        if (transferTarget < 0)
-        {
-            return;
-        }
-        final PeerState target = peer(transferTarget);
-        if (nowNs > transferDeadlineNs)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "leadership transfer to {0} timed out", transferTarget);
-            transferTarget = -1;
-        }
-        else if (target.matchPosition >= log.appendedPosition() && publisher.timeoutNow(target.id, term, memberId))
-        {
-            transferTarget = -1;
-        }
-    }
-
-    private PeerState peer(final int id)
-    {
-        for (final PeerState peer : peers)
-        {
-            if (peer.id == id)
-            {
-                return peer;
-            }
-        }
-        return null;
-    }
 
     private void appendEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
     {
@@ -1032,24 +718,6 @@ public final class ConsensusAgent implements Agent
     }
 
     // --------------------------------------------------------------------------------------------- client side
-
-    void onClientAppend(
-        final int endpoint, final long correlationId, final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (Role.LEADER != role || transferTarget >= 0)
-        {
-            publisher.clientAppendAck(endpoint, correlationId, AppendStatus.NOT_LEADER, -1, leaderId);
-            return;
-        }
-        if (pendingAppends.isFull() || length > config.maxBlockBytes() - 2 * HEADER_LENGTH)
-        {
-            publisher.clientAppendAck(endpoint, correlationId,
-                pendingAppends.isFull() ? AppendStatus.BACK_PRESSURED : AppendStatus.REJECTED, -1, leaderId);
-            return;
-        }
-        appendEntry(LogEntryType.CLIENT_APPEND, buffer, offset, length);
-        pendingAppends.add(log.pendingPosition(), correlationId, endpoint);
-    }
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
@@ -1076,7 +744,7 @@ public final class ConsensusAgent implements Agent
      */
     public long appendLogEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
     {
-        if (Role.LEADER != role || transferTarget >= 0)
+        if (Role.LEADER != role || leader.transferring())
         {
             return -1;
         }
@@ -1111,25 +779,5 @@ public final class ConsensusAgent implements Agent
         logClock.observe(timestampNs);
     }
 
-    void onStatusRequest(final int endpoint, final long correlationId)
-    {
-        publisher.statusResponse(endpoint, correlationId, memberId, role, term, leaderId, log.appendedPosition(),
-            commitPosition, log.startPosition(), null == snapshots ? -1 : snapshots.durablePosition(),
-            null == serviceHooks ? -1 : serviceHooks.appliedPosition(),
-            null == serviceHooks ? 0 : serviceHooks.stateHash());
-    }
 
-    void onTransferLeadership(final int endpoint, final long correlationId, final int target)
-    {
-        final Member member = config.member(target);
-        if (Role.LEADER != role || null == member || !member.voting() || target == memberId)
-        {
-            publisher.clientAppendAck(endpoint, correlationId,
-                Role.LEADER != role ? AppendStatus.NOT_LEADER : AppendStatus.REJECTED, -1, leaderId);
-            return;
-        }
-        transferTarget = target;
-        transferDeadlineNs = nowNs + config.electionTimeoutNs();
-        publisher.clientAppendAck(endpoint, correlationId, AppendStatus.OK, log.appendedPosition(), leaderId);
-    }
 }

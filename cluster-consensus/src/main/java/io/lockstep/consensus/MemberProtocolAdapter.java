@@ -162,7 +162,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
 
             case io.lockstep.consensus.codecs.SnapshotRequestDecoder.TEMPLATE_ID:
                 snapshotRequest.wrap(buffer, body, blockLength, version);
-                agent.onSnapshotRequest(from, snapshotRequest.correlationId());
+                agent.admin().onSnapshotRequest(from, snapshotRequest.correlationId());
                 break;
 
             case ClientAppendDecoder.TEMPLATE_ID:
@@ -174,17 +174,17 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 {
                     return;
                 }
-                agent.onClientAppend(from, correlationId, buffer, payloadOffset, payloadLength);
+                agent.admin().onClientAppend(from, correlationId, buffer, payloadOffset, payloadLength);
                 break;
 
             case StatusRequestDecoder.TEMPLATE_ID:
                 statusRequest.wrap(buffer, body, blockLength, version);
-                agent.onStatusRequest(from, statusRequest.correlationId());
+                agent.admin().onStatusRequest(from, statusRequest.correlationId());
                 break;
 
             case TransferLeadershipDecoder.TEMPLATE_ID:
                 transferLeadership.wrap(buffer, body, blockLength, version);
-                agent.onTransferLeadership(from, transferLeadership.correlationId(), transferLeadership.targetMemberId());
+                agent.admin().onTransferLeadership(from, transferLeadership.correlationId(), transferLeadership.targetMemberId());
                 break;
 
             default:

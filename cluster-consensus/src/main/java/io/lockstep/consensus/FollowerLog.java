@@ -1,0 +1,197 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.FrameDescriptor;
+import org.agrona.DirectBuffer;
+
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * A follower taking log bytes from its leader (Raft §5.3): the consistency check on the position and term the
+ * bytes follow, frames it already holds skipped, a conflicting suffix truncated (never below the commit position:
+ * committed entries are never removed), the rest appended exactly as the leader stored them, each frame checked.
+ * Keeps the term index and log time in step with what it appends, and decides whether the log joins a snapshot
+ * the member starts from or is sent.
+ */
+final class FollowerLog
+{
+    /** Returned by {@link #accept} when the bytes do not follow this log, or are damaged. */
+    static final long REJECTED = -1;
+
+    private static final System.Logger LOGGER = System.getLogger(FollowerLog.class.getName());
+
+    private final int memberId;
+    private final RaftLog log;
+    private final TermIndex termIndex;
+    private final LogClock logClock;
+    private long truncatedAt = -1;
+
+    FollowerLog(final int memberId, final RaftLog log, final TermIndex termIndex, final LogClock logClock)
+    {
+        this.memberId = memberId;
+        this.log = log;
+        this.termIndex = termIndex;
+        this.logClock = logClock;
+    }
+
+    /**
+     * @return the position after the frames, now held (pending a flush); or {@link #REJECTED}.
+     */
+    long accept(
+        final long prevPosition,
+        final long prevTerm,
+        final DirectBuffer buffer,
+        final int offset,
+        final int length,
+        final long commitPosition,
+        final int fromLeaderId)
+    {
+        truncatedAt = -1;
+        if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
+            termIndex.termAt(prevPosition) != prevTerm)
+        {
+            return REJECTED;
+        }
+        long position = prevPosition;
+        int o = offset;
+        final int end = offset + length;
+        while (o < end)
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final long frameTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final int logBytes = padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
+            if (position < log.pendingPosition())
+            {
+                if (termIndex.termStartingAt(position) == frameTerm)
+                {
+                    position += logBytes;
+                    o += padding ? HEADER_LENGTH : logBytes;
+                    continue;
+                }
+                truncateConflict(position, commitPosition);
+            }
+            if (!append(buffer, o, end - o, position, fromLeaderId))
+            {
+                return REJECTED;
+            }
+            return log.pendingPosition();
+        }
+        return position;
+    }
+
+    /**
+     * @return where the last {@link #accept} truncated a conflicting suffix, or -1 if it did not.
+     */
+    long truncatedAt()
+    {
+        return truncatedAt;
+    }
+
+    private boolean append(
+        final DirectBuffer buffer, final int offset, final int length, final long position, final int fromLeaderId)
+    {
+        try
+        {
+            long result = log.appendFrames(buffer, offset, length);
+            if (RaftLog.BACK_PRESSURED == result)
+            {
+                log.flush();
+                result = log.appendFrames(buffer, offset, length);
+                if (RaftLog.BACK_PRESSURED == result)
+                {
+                    throw new IllegalStateException("append block of " + length + " bytes exceeds the log batch");
+                }
+            }
+        }
+        catch (final ArchiveException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: {2}",
+                memberId, fromLeaderId, ex.getMessage());
+            return false;
+        }
+        long p = position;
+        for (int o = offset; o < offset + length; )
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final int frameType = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == frameType;
+            termIndex.onFrame(buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), p);
+            logClock.observeFrame(buffer, o, frameType);
+            p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
+            o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
+        }
+        return true;
+    }
+
+    private void truncateConflict(final long position, final long commitPosition)
+    {
+        // State-machine safety: committed entries are never removed. A leader that asks for it is broken.
+        if (position < commitPosition)
+        {
+            throw new IllegalStateException("member " + memberId + " asked to truncate committed entries: position " +
+                position + " < commit " + commitPosition);
+        }
+        LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
+        log.flush();
+        log.truncate(position);
+        termIndex.truncate(position);
+        truncatedAt = position;
+    }
+
+    /**
+     * @return true if this log holds the entry ending at a snapshot's position, with the snapshot's term: the log
+     * then joins the snapshot, and the entries after it are kept (they may be committed entries this member
+     * acknowledged). Flushes first, so that every frame is visible.
+     */
+    boolean joins(final long position, final long snapshotTerm)
+    {
+        log.flush();
+        return log.startPosition() <= position && position <= log.pendingPosition() &&
+            termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
+    }
+
+    /**
+     * Discard the log and start it again, empty, at a snapshot's position: only when it does not {@link #joins}
+     * it, so an entry of it disagrees with committed state there and, by log matching, so does every entry after.
+     */
+    void restartAt(final long position, final long snapshotTerm)
+    {
+        log.reset(position, snapshotTerm);
+        rebuildTermIndex();
+    }
+
+    /**
+     * Rebuild the term index (and log time) from the log as stored: on start and after a reset.
+     */
+    void rebuildTermIndex()
+    {
+        termIndex.clear();
+        if (log.startPosition() > 0)
+        {
+            // The frame that ended at the log's start is purged; its term is kept with the log. Noted just before
+            // the start, so that "the term at the start" is that term and the first stored frame still starts a term.
+            termIndex.onFrame(log.startTerm(), log.startPosition() - 1);
+        }
+        log.scan((position, frameTerm, frameType, buffer, frameOffset) ->
+        {
+            termIndex.onFrame(frameTerm, position);
+            logClock.observeFrame(buffer, frameOffset, frameType);
+        });
+    }
+
+    private boolean isFrameBoundary(final long position)
+    {
+        if (position == log.startPosition() || position == log.pendingPosition())
+        {
+            return true;
+        }
+        final boolean[] found = new boolean[1];
+        log.scan((p, frameTerm, frameType, buffer, frameOffset) -> found[0] |= p == position);
+        return found[0];
+    }
+}

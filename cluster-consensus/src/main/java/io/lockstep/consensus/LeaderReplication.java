@@ -1,0 +1,372 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.BlockHandler;
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.BooleanType;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The leader's side of replication, in byte positions: each follower's progress, streaming log blocks to it without
+ * waiting for acknowledgements (up to {@link ConsensusConfig#maxInFlightBytes()} ahead), heartbeats, finding where a
+ * follower's log agrees after a rejection, the commit rule (Raft §5.3, §5.4.2), check-quorum, and handing
+ * leadership over. The conductor ({@link ConsensusAgent}) owns the role and term; this class owns the peers.
+ * <p>
+ * Never does I/O of its own: it reads the log and hands messages to the publisher.
+ */
+final class LeaderReplication
+{
+    private static final System.Logger LOGGER = System.getLogger(LeaderReplication.class.getName());
+
+    private final ConsensusConfig config;
+    private final int memberId;
+    private final RaftLog log;
+    private final TermIndex termIndex;
+    private final MemberProtocolPublisher publisher;
+    private final SnapshotTransfer snapshotTransfer;
+    private final PendingAppends pendingAppends;
+    private final PeerState[] peers;
+    private final long[] quorumScratch;
+    private final int quorum;
+    private final UnsafeBuffer emptyBlock = new UnsafeBuffer(new byte[0]);
+    /** Held in a field: a method reference at the call site would allocate on every block. */
+    private final BlockHandler blockSender = this::sendBlock;
+
+    /** Of the duty cycle being run: set by {@link #replicate} for {@link #sendBlock}. */
+    private long term;
+    private long commitPosition;
+    private long nowNs;
+    private PeerState replicationPeer;
+    private boolean replicationSent;
+
+    private int transferTarget = -1;
+    private long transferDeadlineNs;
+
+    LeaderReplication(
+        final ConsensusConfig config,
+        final RaftLog log,
+        final TermIndex termIndex,
+        final MemberProtocolPublisher publisher,
+        final SnapshotTransfer snapshotTransfer,
+        final PendingAppends pendingAppends)
+    {
+        this.config = config;
+        this.memberId = config.memberId();
+        this.log = log;
+        this.termIndex = termIndex;
+        this.publisher = publisher;
+        this.snapshotTransfer = snapshotTransfer;
+        this.pendingAppends = pendingAppends;
+
+        int votingCount = 0;
+        final PeerState[] others = new PeerState[config.members().size() - 1];
+        int i = 0;
+        for (final io.lockstep.cluster.transport.Member m : config.members())
+        {
+            votingCount += m.voting() ? 1 : 0;
+            if (m.id() != memberId)
+            {
+                others[i++] = new PeerState(m.id(), m.voting());
+            }
+        }
+        this.peers = others;
+        this.quorum = votingCount / 2 + 1;
+        this.quorumScratch = new long[votingCount];
+    }
+
+    /**
+     * @return the other members (for elections, which ask the voting ones).
+     */
+    PeerState[] peers()
+    {
+        return peers;
+    }
+
+    /**
+     * @return votes (this member's included) that make a majority of the voting members.
+     */
+    int quorum()
+    {
+        return quorum;
+    }
+
+    /**
+     * A new term begins with this member as leader: assume, optimistically, that followers hold what this leader
+     * held before the term; a rejection corrects it.
+     */
+    void startTerm(final long termStart, final long nowNs)
+    {
+        transferTarget = -1;
+        for (final PeerState peer : peers)
+        {
+            peer.reset(termStart, nowNs);
+        }
+    }
+
+    void onAppendResponse(final AppendResponseDecoder response, final long nowNs)
+    {
+        final PeerState peer = peer(response.followerId());
+        if (null == peer)
+        {
+            return;
+        }
+        peer.lastHeardNs = nowNs;
+        if (response.success() == BooleanType.TRUE)
+        {
+            peer.appendedAck = Math.max(peer.appendedAck, response.appendedPosition());
+            peer.matchPosition = Math.max(peer.matchPosition, response.durablePosition());
+            return;
+        }
+        if (response.sequence() < peer.resetSequence)
+        {
+            return;
+        }
+        final long agreed = agreedPosition(response);
+        LOGGER.log(System.Logger.Level.DEBUG, "member {0} replicates to {1} again from {2}", memberId, peer.id, agreed);
+        peer.nextPosition = agreed;
+        peer.appendedAck = agreed;
+        peer.resetSequence = peer.sequence;
+    }
+
+    void onInstallSnapshotResponse(
+        final int followerId, final long position, final long nextOffset, final boolean installed, final long nowNs)
+    {
+        final PeerState peer = peer(followerId);
+        if (null != peer)
+        {
+            peer.lastHeardNs = nowNs;
+            snapshotTransfer.onResponse(peer, position, nextOffset, installed);
+        }
+    }
+
+    /**
+     * The last position both logs agree on: the end of the highest term both hold (term starts are shared facts,
+     * see {@link TermIndex}), and never below the follower's commit position, which every log holds alike.
+     */
+    private long agreedPosition(final AppendResponseDecoder response)
+    {
+        final long followerEnd = response.appendedPosition();
+        // May lie below this leader's log start: then the follower is sent the snapshot instead.
+        long agreed = Math.min(response.commitPosition(), followerEnd);
+        final AppendResponseDecoder.TermStartsDecoder starts = response.termStarts();
+        final int count = starts.count();
+        long previousTerm = -1;
+        long previousStart = -1;
+        for (int i = 0; i <= count; i++)
+        {
+            long followerTermEnd = followerEnd;
+            if (i < count)
+            {
+                starts.next();
+                followerTermEnd = starts.startPosition();
+            }
+            if (previousTerm >= 0 && termIndex.startOf(previousTerm) == previousStart)
+            {
+                final long leaderTermEnd = termIndex.endOf(previousTerm, log.pendingPosition());
+                agreed = Math.max(agreed, Math.min(followerTermEnd, leaderTermEnd));
+            }
+            if (i < count)
+            {
+                previousTerm = starts.term();
+                previousStart = starts.startPosition();
+            }
+        }
+        return Math.min(agreed, log.pendingPosition());
+    }
+
+    /**
+     * Send each follower what it lacks, as far as the in-flight bound allows, or the snapshot if its next entry is
+     * purged; a heartbeat (an empty append) to any follower sent nothing for a heartbeat interval.
+     *
+     * @return work done.
+     */
+    int replicate(final long term, final long commitPosition, final long nowNs)
+    {
+        this.term = term;
+        this.commitPosition = commitPosition;
+        this.nowNs = nowNs;
+        int work = 0;
+        final long end = log.appendedPosition();
+        for (final PeerState peer : peers)
+        {
+            if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
+            {
+                work += snapshotTransfer.send(peer, term, nowNs, config.heartbeatIntervalNs());
+                continue;
+            }
+            while (peer.nextPosition < end &&
+                peer.nextPosition - Math.max(peer.appendedAck, 0) < config.maxInFlightBytes())
+            {
+                replicationPeer = peer;
+                replicationSent = false;
+                final int bytes = log.readBlock(peer.nextPosition, end, config.maxBlockBytes(), blockSender);
+                if (0 == bytes || !replicationSent)
+                {
+                    break;
+                }
+                work++;
+            }
+            if (nowNs - peer.lastSentNs >= config.heartbeatIntervalNs())
+            {
+                if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, peer.nextPosition,
+                    termIndex.termAt(peer.nextPosition), commitPosition, emptyBlock, 0, 0))
+                {
+                    peer.sequence++;
+                    peer.lastSentNs = nowNs;
+                    work++;
+                }
+            }
+        }
+        return work;
+    }
+
+    private void sendBlock(
+        final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)
+    {
+        final PeerState peer = replicationPeer;
+        if (publisher.appendRequest(peer.id, term, memberId, peer.sequence, startPosition,
+            termIndex.termAt(startPosition), commitPosition, buffer, offset, length))
+        {
+            peer.sequence++;
+            peer.nextPosition = endPosition;
+            peer.lastSentNs = nowNs;
+            replicationSent = true;
+        }
+    }
+
+    /**
+     * The commit rule: the position a majority of voting members holds durably (this leader's own durable position
+     * included), if the entry ending there is of this leader's term (Raft §5.4.2: older entries are committed only
+     * by committing one of the current term after them). Driver appends committed by it are acknowledged.
+     *
+     * @return the new commit position (never lower than the one given).
+     */
+    long commitPosition(final long term, final long commitPosition)
+    {
+        int n = 0;
+        quorumScratch[n++] = log.durablePosition();
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                quorumScratch[n++] = peer.matchPosition;
+            }
+        }
+        // Insertion sort, descending: a handful of members, no allocation.
+        for (int i = 1; i < n; i++)
+        {
+            final long v = quorumScratch[i];
+            int j = i - 1;
+            while (j >= 0 && quorumScratch[j] < v)
+            {
+                quorumScratch[j + 1] = quorumScratch[j];
+                j--;
+            }
+            quorumScratch[j + 1] = v;
+        }
+        final long candidate = quorumScratch[quorum - 1];
+        if (candidate > commitPosition && termIndex.termAt(candidate) == term)
+        {
+            pendingAppends.ackCommitted(publisher, candidate, memberId);
+            return candidate;
+        }
+        return commitPosition;
+    }
+
+    /**
+     * Check-quorum: a leader that has not heard from a majority of voting members within the election timeout must
+     * step down, so that a leader cut off from the cluster stops accepting work it cannot commit.
+     *
+     * @return true if a majority (this member included) was heard from recently enough.
+     */
+    boolean hasQuorum(final long nowNs)
+    {
+        int heard = 1;
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting && nowNs - peer.lastHeardNs < config.electionTimeoutNs())
+            {
+                heard++;
+            }
+        }
+        return heard >= quorum;
+    }
+
+    /**
+     * The lowest position a follower heard from within two election timeouts still needs: log below it may be
+     * purged. A follower silent for longer gets the snapshot when it returns.
+     */
+    long retainedFor(final long bound, final long nowNs)
+    {
+        long retained = bound;
+        for (final PeerState peer : peers)
+        {
+            if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs())
+            {
+                retained = Math.min(retained, Math.max(peer.matchPosition, peer.appendedAck));
+            }
+        }
+        return retained;
+    }
+
+    /**
+     * Hand leadership to a voting member once it holds this leader's whole log (it is then sent TimeoutNow), or
+     * give up after an election timeout.
+     *
+     * @return false if the target is not a voting member.
+     */
+    boolean startTransfer(final int target, final long nowNs)
+    {
+        final PeerState peer = peer(target);
+        if (null == peer || !peer.voting)
+        {
+            return false;
+        }
+        transferTarget = target;
+        transferDeadlineNs = nowNs + config.electionTimeoutNs();
+        return true;
+    }
+
+    /**
+     * @return true while a transfer is under way (the leader takes no new work meanwhile).
+     */
+    boolean transferring()
+    {
+        return transferTarget >= 0;
+    }
+
+    void progressTransfer(final long term, final long nowNs)
+    {
+        if (transferTarget < 0)
+        {
+            return;
+        }
+        final PeerState target = peer(transferTarget);
+        if (nowNs > transferDeadlineNs)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "leadership transfer to {0} timed out", transferTarget);
+            transferTarget = -1;
+        }
+        else if (target.matchPosition >= log.appendedPosition() && publisher.timeoutNow(target.id, term, memberId))
+        {
+            transferTarget = -1;
+        }
+    }
+
+    void stopTransfer()
+    {
+        transferTarget = -1;
+    }
+
+    PeerState peer(final int id)
+    {
+        for (final PeerState peer : peers)
+        {
+            if (peer.id == id)
+            {
+                return peer;
+            }
+        }
+        return null;
+    }
+}
