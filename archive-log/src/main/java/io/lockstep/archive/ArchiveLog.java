@@ -7,13 +7,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
-import static io.lockstep.archive.ArchiveException.Reason.NOT_FRAME_BOUNDARY;
 import static io.lockstep.archive.ArchiveException.Reason.PURGED;
 import static io.lockstep.archive.FrameDescriptor.CHECKSUM_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -79,12 +77,11 @@ public final class ArchiveLog implements AutoCloseable
     private long pendingPosition;
     private long appendedPosition;
     private long durablePosition;
-    private FileChannel channel;
     private final BackgroundSync backgroundSync;
+    private final SegmentChannel segment;
     private final PromiseFile promise;
     /** Term of the frame that ends at {@link #pendingPosition}: what a promise made at that position names. */
     private long pendingLastTerm;
-    private long channelBasePosition = -1;
     private boolean failed;
     private boolean closed;
 
@@ -116,6 +113,7 @@ public final class ArchiveLog implements AutoCloseable
         publishedPosition.set(report.endPosition());
         backgroundSync = DurabilityPolicy.NONE == durability && config.backgroundSyncIntervalMs() > 0 ?
             new BackgroundSync(directory.getFileName().toString(), config.backgroundSyncIntervalMs() * 1_000_000L) : null;
+        segment = new SegmentChannel(directory, segmentLength, DurabilityPolicy.BATCH == durability, backgroundSync);
     }
 
     /**
@@ -143,117 +141,12 @@ public final class ArchiveLog implements AutoCloseable
         final PromiseFile promise = PromiseFile.open(config.directory().resolve(LogFormat.PROMISE_FILE));
         try
         {
-            // The whole log is checked, not only its last segments: damage anywhere below the promise is repaired
-            // here (cut and owed) rather than found later by a reader, when the member can only stop.
-            final RecoveryReport report = new LogScanner(config.directory(), values, promise.position())
-                .scan(true, false, null);
-            if (report.hasTornTail())
-            {
-                cutTail(config.directory(), report, values.segmentLength());
-            }
-            keepPromise(config, report, promise);
-            return new ArchiveLog(config, values, report, promise);
+            return new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
         }
         catch (final RuntimeException ex)
         {
             promise.close();
             throw ex;
-        }
-    }
-
-    private static void keepPromise(final ArchiveLogConfig config, final RecoveryReport report, final PromiseFile promise)
-    {
-        final boolean forced = DurabilityPolicy.BATCH == config.durability();
-        if (isAhead(config.initialPromiseTerm(), config.initialPromisePosition(), promise.term(), promise.position()))
-        {
-            // Inherited from the log this one replaces: still owed.
-            promise.record(config.initialPromisePosition(), config.initialPromiseTerm(), true);
-            promise.force();
-        }
-        if (report.lostPromisedFrames())
-        {
-            LOGGER.log(System.Logger.Level.ERROR, "log {0} ends at {1} but had made frames durable up to {2} (term " +
-                "{3}), which it may have acknowledged: those frames are owed until the cluster sends them again",
-                config.directory(), report.endPosition(), promise.position(), promise.term());
-        }
-        else if (isAhead(report.lastTerm(), report.endPosition(), promise.term(), promise.position()))
-        {
-            // No promise could be trusted (a log from before promises, or NONE across a machine restart), or frames
-            // were written after the last promise: promise what is there now.
-            promise.record(report.endPosition(), report.lastTerm(), forced);
-            if (forced)
-            {
-                promise.force();
-            }
-        }
-    }
-
-    /**
-     * @return true if a log ending at (term, position) is strictly ahead of one ending at (otherTerm,
-     * otherPosition), in Raft's order: the later last term wins, then the longer log.
-     */
-    static boolean isAhead(final long term, final long position, final long otherTerm, final long otherPosition)
-    {
-        return term > otherTerm || (term == otherTerm && position > otherPosition);
-    }
-
-    private static void cutTail(final Path directory, final RecoveryReport report, final int segmentLength)
-    {
-        final long position = report.tornTailPosition();
-        final long base = position - (position & (segmentLength - 1));
-        final long from = position - base;
-        final long to = Math.min(segmentLength, from + report.tornTailBytes());
-        final boolean damage = position < report.promisedPosition();
-        if (damage)
-        {
-            setAside(directory, report.tornTailFile(), position, from, to);
-        }
-        final long[] bases = SegmentFiles.listBasePositions(directory);
-        for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
-        {
-            // Highest first: a crash part-way leaves a contiguous log, never one with a hole.
-            SegmentFiles.delete(directory, bases[i]);
-        }
-        try (FileChannel channel = SegmentFiles.openForWrite(report.tornTailFile()))
-        {
-            SegmentFiles.zero(channel, report.tornTailFile(), from, to);
-            channel.force(false);
-        }
-        catch (final IOException ex)
-        {
-            throw SegmentFiles.ioError(report.tornTailFile(), "cannot cut the log's tail", ex);
-        }
-        if (damage)
-        {
-            LOGGER.log(System.Logger.Level.ERROR, "damaged frame at position {0} in {1} ({2}), below the {3} this " +
-                "log may have acknowledged: cut {4} bytes from there (the damaged segment''s bytes are kept in " +
-                "damaged-{0}.bin); the member fetches them again from the cluster", position,
-                report.tornTailFile(), report.tornTailReason(), report.promisedPosition(), report.tornTailBytes());
-        }
-        else
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "cut torn tail of {0} bytes at position {1} in {2}: {3}",
-                report.tornTailBytes(), position, report.tornTailFile(), report.tornTailReason());
-        }
-    }
-
-    /**
-     * Copy the bytes of a segment from a damaged frame on into a file beside the log, for whoever investigates.
-     */
-    private static void setAside(final Path directory, final Path segment, final long position, final long from,
-        final long to)
-    {
-        final Path target = directory.resolve("damaged-" + position + ".bin");
-        try (FileChannel in = FileChannel.open(segment, java.nio.file.StandardOpenOption.READ);
-            FileChannel out = FileChannel.open(target, java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING))
-        {
-            in.transferTo(from, to - from, out);
-            out.force(true);
-        }
-        catch (final IOException ex)
-        {
-            throw SegmentFiles.ioError(target, "cannot set damaged log bytes aside", ex);
         }
     }
 
@@ -412,14 +305,14 @@ public final class ArchiveLog implements AutoCloseable
                 {
                     // The padding that ends this segment is durable before the next segment holds data, so
                     // recovery never finds data after an incomplete segment.
-                    channel.force(false);
+                    segment.force();
                 }
                 useSegment(baseA + segmentLength);
                 write(splitOffset, batchLength, 0);
             }
             if (DurabilityPolicy.BATCH == durability)
             {
-                channel.force(false);
+                segment.force();
             }
         }
         catch (final IOException | RuntimeException ex)
@@ -446,7 +339,7 @@ public final class ArchiveLog implements AutoCloseable
      */
     private void raisePromise()
     {
-        if (isAhead(pendingLastTerm, durablePosition, promise.term(), promise.position()))
+        if (LogRecovery.isAhead(pendingLastTerm, durablePosition, promise.term(), promise.position()))
         {
             final boolean forced = DurabilityPolicy.BATCH == durability;
             promise.record(durablePosition, pendingLastTerm, forced);
@@ -484,18 +377,7 @@ public final class ArchiveLog implements AutoCloseable
     public long sync()
     {
         flush();
-        if (null != channel)
-        {
-            try
-            {
-                channel.force(false);
-            }
-            catch (final IOException ex)
-            {
-                failed = true;
-                throw SegmentFiles.ioError(SegmentFiles.segmentFile(directory, channelBasePosition), "fsync failed", ex);
-            }
-        }
+        forceChannel();
         return durablePosition;
     }
 
@@ -523,7 +405,7 @@ public final class ArchiveLog implements AutoCloseable
         {
             return;
         }
-        checkFrameBoundary(position, validator);
+        validator.checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition), position);
 
         final long base = segmentBase(position);
         final long[] bases = SegmentFiles.listBasePositions(directory);
@@ -531,9 +413,9 @@ public final class ArchiveLog implements AutoCloseable
         // Highest first: a crash part-way leaves a contiguous, longer log, never one with a hole.
         for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
         {
-            if (channelBasePosition == bases[i])
+            if (segment.basePosition() == bases[i])
             {
-                closeChannel();
+                segment.close();
             }
             SegmentFiles.delete(directory, bases[i]);
             deleted = true;
@@ -546,10 +428,9 @@ public final class ArchiveLog implements AutoCloseable
             lastNonZero = segment.lastNonZeroOffset(fromOffset);
         }
         useSegment(base);
-        final Path file = SegmentFiles.segmentFile(directory, base);
         if (lastNonZero >= 0)
         {
-            SegmentFiles.zero(channel, file, fromOffset, lastNonZero + 1L);
+            segment.zero(fromOffset, lastNonZero + 1L);
         }
         if (DurabilityPolicy.BATCH == durability)
         {
@@ -654,7 +535,8 @@ public final class ArchiveLog implements AutoCloseable
         final LogReader reader = new LogReader(this, position);
         if (position < publishedPosition.get())
         {
-            checkFrameBoundary(position, reader.validator());
+            reader.validator().checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition),
+                position);
         }
         return reader;
     }
@@ -664,13 +546,12 @@ public final class ArchiveLog implements AutoCloseable
      *
      * @param directory log directory (its descriptor's segment length and batch bound are used).
      * @param handler   given every frame in order, or null.
-     * @return where the log starts and ends, and any torn tail recovery would cut.
-     * @throws ArchiveException naming the file and position of the first damage.
+     * @return where the log starts and ends, any torn tail recovery would cut, and damage below the promise.
+     * @throws ArchiveException naming the file and position of the first damage a promise does not explain.
      */
     public static RecoveryReport verify(final Path directory, final FrameHandler handler)
     {
-        final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
-        return new LogScanner(directory, values, readPromise(directory).position()).scan(true, true, handler);
+        return LogRecovery.verify(directory, handler);
     }
 
     /**
@@ -794,7 +675,7 @@ public final class ArchiveLog implements AutoCloseable
             {
                 backgroundSync.close();
             }
-            closeChannel();
+            segment.close();
             promise.close();
         }
     }
@@ -854,34 +735,19 @@ public final class ArchiveLog implements AutoCloseable
     {
         batchByteBuffer.clear();
         batchByteBuffer.limit(to).position(from);
-        long filePosition = fileOffset;
-        while (batchByteBuffer.hasRemaining())
-        {
-            filePosition += channel.write(batchByteBuffer, filePosition);
-        }
+        segment.write(batchByteBuffer, fileOffset);
     }
 
     private void useSegment(final long basePosition)
     {
-        if (channelBasePosition == basePosition)
+        try
         {
-            return;
+            segment.use(basePosition);
         }
-        if (null != channel && basePosition > channelBasePosition)
+        catch (final ArchiveException ex)
         {
-            // Leaving a segment for good: force it, so that sync() (which forces only the current segment) makes
-            // everything durable under NONE too. One fdatasync per segment; BATCH has forced it already.
-            forceChannel();
-        }
-        closeChannel();
-        final Path file = SegmentFiles.segmentFile(directory, basePosition);
-        channel = Files.exists(file) ?
-            SegmentFiles.openForWrite(file) :
-            SegmentFiles.create(directory, basePosition, segmentLength, DurabilityPolicy.BATCH == durability);
-        channelBasePosition = basePosition;
-        if (null != backgroundSync)
-        {
-            backgroundSync.target(channel);
+            failed = true;
+            throw ex;
         }
     }
 
@@ -889,29 +755,12 @@ public final class ArchiveLog implements AutoCloseable
     {
         try
         {
-            channel.force(false);
+            segment.force();
         }
-        catch (final IOException ex)
+        catch (final ArchiveException ex)
         {
             failed = true;
-            throw SegmentFiles.ioError(SegmentFiles.segmentFile(directory, channelBasePosition), "fsync failed", ex);
-        }
-    }
-
-    private void closeChannel()
-    {
-        if (null != channel)
-        {
-            try
-            {
-                channel.close();
-            }
-            catch (final IOException ex)
-            {
-                LOGGER.log(System.Logger.Level.WARNING, "closing segment failed", ex);
-            }
-            channel = null;
-            channelBasePosition = -1;
+            throw ex;
         }
     }
 
@@ -924,47 +773,6 @@ public final class ArchiveLog implements AutoCloseable
         if (failed)
         {
             throw new IllegalStateException("log failed on an earlier write and must be reopened: " + directory);
-        }
-    }
-
-    /**
-     * Walk the frames of the position's segment up to the position: it must land exactly on it.
-     */
-    void checkFrameBoundary(final long position, final FrameValidator validator)
-    {
-        if (!FrameDescriptor.isAligned(position))
-        {
-            throw new ArchiveException(NOT_FRAME_BOUNDARY, null, position, "position is not frame aligned");
-        }
-        final long base = segmentBase(position);
-        long walk = Math.max(Math.max(base, initialPosition), startPosition);
-        if (walk == position)
-        {
-            return;
-        }
-        try (MappedSegment segment = MappedSegment.mapOrNull(directory, base, segmentLength))
-        {
-            if (null == segment)
-            {
-                throw new ArchiveException(PURGED, SegmentFiles.segmentFile(directory, base), position,
-                    "segment not present");
-            }
-            while (walk < position)
-            {
-                final int offset = (int)(walk - base);
-                final int remaining = segmentLength - offset;
-                final int result = validator.check(segment.buffer(), offset, remaining, remaining, walk);
-                if (result < 0)
-                {
-                    throw new ArchiveException(CORRUPT_FRAME, segment.file(), walk, FrameValidator.describe(result));
-                }
-                walk += result;
-            }
-        }
-        if (walk != position)
-        {
-            throw new ArchiveException(NOT_FRAME_BOUNDARY, SegmentFiles.segmentFile(directory, base), position,
-                "no frame starts here (a frame spans it)");
         }
     }
 }

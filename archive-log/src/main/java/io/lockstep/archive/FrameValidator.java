@@ -2,6 +2,12 @@ package io.lockstep.archive;
 
 import org.agrona.DirectBuffer;
 
+import java.nio.file.Path;
+
+import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
+import static io.lockstep.archive.ArchiveException.Reason.NOT_FRAME_BOUNDARY;
+import static io.lockstep.archive.ArchiveException.Reason.PURGED;
+
 import static io.lockstep.archive.FrameDescriptor.CHECKSUM_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.FRAME_LENGTH_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -113,6 +119,54 @@ final class FrameValidator
             case BAD_PADDING: return "padding frame does not end at the segment end";
             case BAD_HEADER: return "reserved header field not zero";
             default: return "unknown frame error " + code;
+        }
+    }
+
+    /**
+     * Walk the frames of a position's segment up to the position: it must land exactly on it.
+     *
+     * @param directory   log directory.
+     * @param segmentLength length of each segment.
+     * @param floor       where frames start (the log's start, or its initial position).
+     * @param position    the position to check.
+     * @throws ArchiveException {@code NOT_FRAME_BOUNDARY} if no frame starts there, {@code CORRUPT_FRAME} if a frame
+     *                          on the way is damaged, {@code PURGED} if the segment is gone.
+     */
+    void checkFrameBoundary(final Path directory, final int segmentLength, final long floor, final long position)
+    {
+        if (!FrameDescriptor.isAligned(position))
+        {
+            throw new ArchiveException(NOT_FRAME_BOUNDARY, null, position, "position is not frame aligned");
+        }
+        final long base = position & ~((long)segmentLength - 1);
+        long walk = Math.max(base, floor);
+        if (walk == position)
+        {
+            return;
+        }
+        try (MappedSegment segment = MappedSegment.mapOrNull(directory, base, segmentLength))
+        {
+            if (null == segment)
+            {
+                throw new ArchiveException(PURGED, SegmentFiles.segmentFile(directory, base), position,
+                    "segment not present");
+            }
+            while (walk < position)
+            {
+                final int offset = (int)(walk - base);
+                final int remaining = segmentLength - offset;
+                final int result = check(segment.buffer(), offset, remaining, remaining, walk);
+                if (result < 0)
+                {
+                    throw new ArchiveException(CORRUPT_FRAME, segment.file(), walk, describe(result));
+                }
+                walk += result;
+            }
+        }
+        if (walk != position)
+        {
+            throw new ArchiveException(NOT_FRAME_BOUNDARY, SegmentFiles.segmentFile(directory, base), position,
+                "no frame starts here (a frame spans it)");
         }
     }
 }
