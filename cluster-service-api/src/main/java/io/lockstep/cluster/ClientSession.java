@@ -9,8 +9,6 @@ import org.agrona.DirectBuffer;
  */
 public interface ClientSession
 {
-    /** The egress buffer is full: try again later. */
-    long BACK_PRESSURED = -2;
     /** The session is closed: the message goes nowhere. */
     long CLOSED = -4;
     /** The message is longer than the session's bound. */
@@ -22,14 +20,16 @@ public interface ClientSession
     long id();
 
     /**
-     * Send a message to this session's client. Flow control never throws: a negative result is back pressure or
-     * a closed session.
+     * Send a message to this session's client. Never back-pressured, never throws: the session's egress buffer keeps
+     * the most recent messages, dropping the oldest when full, and a client that had not received a dropped message
+     * is told so explicitly (an egress gap), never left to guess. Why not back pressure: whether the buffer is full
+     * would depend on how far each member's copy of the client has acknowledged, which members do not agree on, so
+     * an answer of "full" could differ between replicas and their states would diverge.
      *
      * @param buffer holding the message.
      * @param offset index of the message.
      * @param length length of the message.
-     * @return the session's egress position after the message, or {@link #BACK_PRESSURED}, {@link #CLOSED} or
-     * {@link #TOO_LONG}.
+     * @return the session's egress sequence of the message, or {@link #CLOSED} or {@link #TOO_LONG}.
      */
     long offer(DirectBuffer buffer, int offset, int length);
 

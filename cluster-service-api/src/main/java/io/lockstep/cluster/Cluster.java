@@ -16,6 +16,9 @@ public interface Cluster
      */
     int memberId();
 
+    /** Returned by {@link #offer} when the queue of service messages is full: try again after later entries. */
+    long BACK_PRESSURED = -2;
+
     /**
      * @return this member's role now.
      */
@@ -81,7 +84,8 @@ public interface Cluster
      * Put a message from the service into the log, to be applied by every member's service after the current
      * entry. Only the leader's offer is appended; followers compute the same offer and it is dropped.
      *
-     * @return a position if accepted, or a negative {@link ClientSession} offer code under back pressure.
+     * @return the message's id if accepted, or {@link #BACK_PRESSURED} when the replicated queue of service messages
+     * is full (it is the same on every member, so every member gets the same answer).
      */
     long offer(DirectBuffer buffer, int offset, int length);
 

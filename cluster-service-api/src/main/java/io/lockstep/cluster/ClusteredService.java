@@ -39,17 +39,27 @@ public interface ClusteredService
     void onSessionClose(ClientSession session, long timestamp, CloseReason reason);
 
     /**
-     * A message from a client, applied exactly once even if the client sent it again after a failover; or a
-     * message the service itself offered into the log ({@link Cluster#offer}), with a null session.
+     * A message from a client, applied exactly once even if the client sent it again after a failover.
      *
-     * @param session   the sending session (egress offered to it goes back to that client), or null for a service
-     *                  message.
+     * @param session   the sending session (egress offered to it goes back to that client); never null.
      * @param timestamp log time of the entry.
      * @param buffer    holding the message; valid only during the call.
      * @param offset    index of the message.
      * @param length    length of the message.
      */
     void onSessionMessage(ClientSession session, long timestamp, DirectBuffer buffer, int offset, int length);
+
+    /**
+     * A message the service itself offered into the log ({@link Cluster#offer}), applied once on every member, in
+     * the order offered, whichever leader appended it. Its own callback, so that no service can mistake it for a
+     * client's message.
+     *
+     * @param timestamp log time of the entry.
+     * @param buffer    holding the message; valid only during the call.
+     * @param offset    index of the message.
+     * @param length    length of the message.
+     */
+    void onServiceMessage(long timestamp, DirectBuffer buffer, int offset, int length);
 
     /**
      * A timer the service scheduled has fired (a log entry the leader appended at the deadline).

@@ -14,20 +14,20 @@
  *     public void onSessionMessage(
  *         ClientSession session, long timestamp, DirectBuffer buffer, int offset, int length)
  *     {
- *         // Back pressure is a return value: a real service would keep the reply and retry.
+ *         // Egress is never back-pressured: a client too far behind is told it missed some (an egress gap).
  *         session.offer(buffer, offset, length);
  *     }
  *
+ *     public void onServiceMessage(long timestamp, DirectBuffer buffer, int offset, int length) { }
  *     public void onTimerEvent(long correlationId, long timestamp) { }
  *     public void onTakeSnapshot(SnapshotWriter writer) { }
  *     public void onRoleChange(ClusterRole newRole) { }
  *     public void onTerminate(Cluster cluster) { }
  * }
  * }</pre>
- * Rules, because replicas must agree: time comes only from the timestamps handed in (log time), never a clock; no
- * unseeded randomness; no I/O. Timers are scheduled with {@link io.lockstep.cluster.Cluster#scheduleTimer} and fire
- * as log entries.
- * <p>
- * Status: this API is a draft ahead of the service container, which will implement it.
+ * Rules, because replicas must agree: time comes only from the timestamps handed in (log time: epoch nanoseconds
+ * that never go back), never a clock; no unseeded randomness; no I/O. Timers are scheduled with
+ * {@link io.lockstep.cluster.Cluster#scheduleTimer} and fire as log entries. Clients use
+ * {@link io.lockstep.cluster.client.ClusterClient}.
  */
 package io.lockstep.cluster;

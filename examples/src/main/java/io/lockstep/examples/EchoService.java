@@ -46,6 +46,11 @@ public final class EchoService implements ClusteredService
         }
     }
 
+    public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+    {
+        // Echo offers none.
+    }
+
     public void onTimerEvent(final long correlationId, final long timestamp)
     {
     }

@@ -392,7 +392,7 @@ public final class ServiceContainer implements Cluster
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         final long id = serviceMessages.offer(buffer, offset, length);
-        return id < 0 ? ClientSession.BACK_PRESSURED : id;
+        return id < 0 ? Cluster.BACK_PRESSURED : id;
     }
 
     public IdleStrategy idleStrategy()
@@ -560,6 +560,6 @@ public final class ServiceContainer implements Cluster
         }
         final int payloadLength = serviceMessage.payloadLength();
         final int payloadOffset = serviceMessage.limit() + ServiceMessageDecoder.payloadHeaderLength();
-        service.onSessionMessage(null, entryTimestamp, buffer, payloadOffset, payloadLength);
+        service.onServiceMessage(entryTimestamp, buffer, payloadOffset, payloadLength);
     }
 }

@@ -69,6 +69,10 @@ class ServiceContainerTest
             }
         }
 
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        {
+        }
+
         public void onTimerEvent(final long correlationId, final long timestamp)
         {
             events.add("timer " + correlationId + " @" + timestamp);

@@ -94,6 +94,10 @@ class ClientBehaviourTest
             }
         }
 
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        {
+        }
+
         public void onTimerEvent(final long correlationId, final long timestamp)
         {
             timers.add(correlationId + " at " + cluster.logPosition());
@@ -189,6 +193,40 @@ class ClientBehaviourTest
             client.doWork(nowNs);
         }
         assertEquals(List.of(0L), recorder.egress, "its echo arrived");
+    }
+
+    @Test
+    void aClientThatClosesEndsItsSessionAtOnceNotAtTheTimeout()
+    {
+        runUntil(clientA::isConnected, "session open");
+        final long sessionId = clientA.sessionId();
+        final long closedAt = nowNs;
+        assertTrue(clientA.close(), "the close request was sent");
+        assertEquals(SessionClient.CLOSED, clientA.offer(new UnsafeBuffer(new byte[8]), 0, 8));
+        runUntil(() -> services[leader()].closes.contains(sessionId + " CLIENT_ACTION"), "the session closed by request");
+        assertTrue(nowNs - closedAt < SESSION_TIMEOUT_NS / 2, "well before the session timeout");
+    }
+
+    @Test
+    void aClientSaysWhichMemberItTalksToAndTheLeaderItKnows()
+    {
+        runUntil(() -> clientA.isConnected() && leader() >= 0, "session open");
+        assertEquals(leader(), clientA.currentMember());
+        assertEquals(leader(), clientA.knownLeader());
+        final int oldLeader = leader();
+        crash(oldLeader);
+        runUntil(() -> clientA.isConnected() && leader() >= 0 && leader() != oldLeader, "resumed on a new leader");
+        assertEquals(leader(), clientA.knownLeader());
+    }
+
+    @Test
+    void aMessageOverTheClientsBoundIsRefusedWithoutSendingIt()
+    {
+        final SessionClient small = new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE + 1),
+            new int[]{ 0, 1, 2 }, new Recorder(), TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(150),
+            64, 1024);
+        assertEquals(SessionClient.TOO_LONG, small.offer(new UnsafeBuffer(new byte[1025]), 0, 1025));
+        assertEquals(0, small.offer(new UnsafeBuffer(new byte[1024]), 0, 1024), "at the bound is fine");
     }
 
     @Test

@@ -112,18 +112,6 @@ class SessionSimulationTest
             final int length)
         {
             checkTime(timestamp);
-            if (null == session)
-            {
-                // A service message: delivered exactly once, in the order offered, whatever leader appended it.
-                final long number = buffer.getLong(offset);
-                if (number != serviceDelivered)
-                {
-                    throw new AssertionError("service message " + number + " delivered, expected " + serviceDelivered);
-                }
-                serviceDelivered++;
-                hash = hash * 31 + number;
-                return;
-            }
             final long sequence = buffer.getLong(offset + 8);
             final long last = lastBySession.get(session.id());
             if (sequence != last + 1)
@@ -147,6 +135,19 @@ class SessionSimulationTest
                     serviceOffered++;
                 }
             }
+        }
+
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        {
+            checkTime(timestamp);
+            // Delivered exactly once, in the order offered, whatever leader appended it.
+            final long number = buffer.getLong(offset);
+            if (number != serviceDelivered)
+            {
+                throw new AssertionError("service message " + number + " delivered, expected " + serviceDelivered);
+            }
+            serviceDelivered++;
+            hash = hash * 31 + number;
         }
 
         public void onTimerEvent(final long correlationId, final long timestamp)

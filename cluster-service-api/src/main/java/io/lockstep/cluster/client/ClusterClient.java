@@ -34,6 +34,39 @@ public final class ClusterClient implements AutoCloseable
     public static final long BACK_PRESSURED = SessionClient.BACK_PRESSURED;
     /** The session is closed. */
     public static final long CLOSED = SessionClient.CLOSED;
+    /** The message is longer than {@link Settings#maxMessageLength()}. */
+    public static final long TOO_LONG = SessionClient.TOO_LONG;
+
+    /**
+     * How the client behaves; {@link #DEFAULTS} suits a LAN cluster with the {@code lan} timeouts.
+     *
+     * @param keepAliveIntervalMs an idle client says it is alive this often; keep it well under the cluster's
+     *                            session timeout (default 100 ms against 10 s).
+     * @param silenceTimeoutMs    a member silent this long is given up on and the session resumed on another;
+     *                            longer than the cluster's election time, shorter than its session timeout
+     *                            (default 500 ms).
+     * @param maxUnacknowledged   messages kept for resending until the cluster acknowledges them; {@link #offer}
+     *                            is back-pressured beyond it (default 4,096).
+     * @param maxMessageLength    the longest message {@link #offer} takes (default 64 KiB; the cluster's ingress
+     *                            bound must be at least this).
+     */
+    public record Settings(long keepAliveIntervalMs, long silenceTimeoutMs, int maxUnacknowledged, int maxMessageLength)
+    {
+        /** 100 ms keepalive, 500 ms silence timeout, 4,096 unacknowledged, 64 KiB messages. */
+        public static final Settings DEFAULTS = new Settings(100, 500, 4096, 64 * 1024);
+
+        public Settings
+        {
+            if (keepAliveIntervalMs <= 0 || silenceTimeoutMs <= keepAliveIntervalMs || maxUnacknowledged <= 0 ||
+                maxMessageLength <= 0 || maxMessageLength > 1024 * 1024 - 256)
+            {
+                throw new IllegalArgumentException("client settings out of range: keepAliveIntervalMs=" +
+                    keepAliveIntervalMs + " (> 0), silenceTimeoutMs=" + silenceTimeoutMs + " (> keepalive), " +
+                    "maxUnacknowledged=" + maxUnacknowledged + " (> 0), maxMessageLength=" + maxMessageLength +
+                    " (1 to 1 MiB - 256)");
+            }
+        }
+    }
 
     /** Receives egress. */
     @FunctionalInterface
@@ -58,7 +91,8 @@ public final class ClusterClient implements AutoCloseable
     private final SessionClient session;
     private final NanoClock clock;
 
-    private ClusterClient(final List<Member> members, final EgressListener listener, final NanoClock clock)
+    private ClusterClient(
+        final List<Member> members, final EgressListener listener, final NanoClock clock, final Settings settings)
     {
         this.clock = clock;
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
@@ -81,7 +115,9 @@ public final class ClusterClient implements AutoCloseable
             {
                 listener.onSessionClosed(sessionId);
             }
-        }, TimeUnit.MILLISECONDS.toNanos(100), TimeUnit.MILLISECONDS.toNanos(500), 4096);
+        }, TimeUnit.MILLISECONDS.toNanos(settings.keepAliveIntervalMs()),
+            TimeUnit.MILLISECONDS.toNanos(settings.silenceTimeoutMs()), settings.maxUnacknowledged(),
+            settings.maxMessageLength());
     }
 
     /**
@@ -93,7 +129,21 @@ public final class ClusterClient implements AutoCloseable
      */
     public static ClusterClient connect(final List<Member> members, final EgressListener listener)
     {
-        return new ClusterClient(members, listener, new SystemNanoClock());
+        return connect(members, listener, Settings.DEFAULTS);
+    }
+
+    /**
+     * Start connecting, with settings of your own.
+     *
+     * @param members  the cluster's members (any one will do: followers redirect to the leader).
+     * @param listener receives egress.
+     * @param settings keepalive, silence timeout and bounds.
+     * @return the client.
+     */
+    public static ClusterClient connect(final List<Member> members, final EgressListener listener,
+        final Settings settings)
+    {
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings);
     }
 
     /**
@@ -117,7 +167,7 @@ public final class ClusterClient implements AutoCloseable
     /**
      * Queue a message for the cluster; it is sent at once if connected, and kept until acknowledged.
      *
-     * @return its sequence number, or {@link #BACK_PRESSURED} or {@link #CLOSED}.
+     * @return its sequence number, or {@link #BACK_PRESSURED}, {@link #TOO_LONG} or {@link #CLOSED}.
      */
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
@@ -145,6 +195,23 @@ public final class ClusterClient implements AutoCloseable
     }
 
     /**
+     * @return the id of the member this client talks to now (the leader, once the session is open).
+     */
+    public int memberId()
+    {
+        return session.currentMember();
+    }
+
+    /**
+     * @return the leader as far as this client knows (the member its open session is on, else the one a member
+     * last named), or -1 if it knows none yet.
+     */
+    public int leaderId()
+    {
+        return session.knownLeader();
+    }
+
+    /**
      * @return the highest sequence the cluster has applied.
      */
     public long acknowledgedSequence()
@@ -160,8 +227,16 @@ public final class ClusterClient implements AutoCloseable
         return session.gapResumes();
     }
 
+    /**
+     * Close the session and the connections. The cluster is asked to close the session now (freeing it and its
+     * egress buffer at once rather than at the session timeout); messages not yet acknowledged are not sent.
+     */
     public void close()
     {
+        if (session.close())
+        {
+            transport.flush(clock.nanoTime());
+        }
         transport.close();
     }
 }

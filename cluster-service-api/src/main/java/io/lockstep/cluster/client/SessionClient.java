@@ -6,6 +6,7 @@ import io.lockstep.cluster.codecs.IngressEncoder;
 import io.lockstep.cluster.codecs.KeepAliveEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.SessionCloseRequestEncoder;
 import io.lockstep.cluster.codecs.SessionConnectEncoder;
 import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventDecoder;
@@ -31,6 +32,8 @@ public final class SessionClient
     public static final long BACK_PRESSURED = -2;
     /** Returned by {@link #offer} once the session is closed. */
     public static final long CLOSED = -4;
+    /** Returned by {@link #offer} for a message longer than the bound this client was made with. */
+    public static final long TOO_LONG = -5;
     private static final long RETRY_DELAY_NS = 10_000_000L;
 
     /** Receives what the cluster sends. */
@@ -59,8 +62,9 @@ public final class SessionClient
     private final long keepAliveIntervalNs;
     private final long silenceTimeoutNs;
     private final int maxUnacked;
+    private final int maxMessageLength;
     private final ArrayDeque<Pending> unacked = new ArrayDeque<>();
-    private final UnsafeBuffer out = new UnsafeBuffer(new byte[64 * 1024 + 256]);
+    private final UnsafeBuffer out;
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final SessionEventDecoder event = new SessionEventDecoder();
@@ -84,6 +88,7 @@ public final class SessionClient
     private long nowNs;
     private long retryAtNs;
     private long gapResumes;
+    private int leaderHint = -1;
 
     /**
      * @param transport           in client mode (connects to every member).
@@ -101,6 +106,24 @@ public final class SessionClient
         final long silenceTimeoutNs,
         final int maxUnacked)
     {
+        this(transport, memberIds, listener, keepAliveIntervalNs, silenceTimeoutNs, maxUnacked, 64 * 1024);
+    }
+
+    /**
+     * @param maxMessageLength bound on one message's length ({@link #TOO_LONG} beyond it).
+     */
+    public SessionClient(
+        final Transport transport,
+        final int[] memberIds,
+        final Listener listener,
+        final long keepAliveIntervalNs,
+        final long silenceTimeoutNs,
+        final int maxUnacked,
+        final int maxMessageLength)
+    {
+        this.maxMessageLength = maxMessageLength;
+        // Room for the largest message and its headers.
+        this.out = new UnsafeBuffer(new byte[maxMessageLength + 256]);
         this.transport = transport;
         this.memberIds = memberIds.clone();
         this.listener = listener;
@@ -119,6 +142,10 @@ public final class SessionClient
         if (State.CLOSED == state)
         {
             return CLOSED;
+        }
+        if (length > maxMessageLength)
+        {
+            return TOO_LONG;
         }
         if (unacked.size() >= maxUnacked)
         {
@@ -218,6 +245,41 @@ public final class SessionClient
     public int currentMember()
     {
         return memberIds[target];
+    }
+
+    /**
+     * Close the session: ask the member this client talks to (the leader, once connected) to close it, so that the
+     * cluster frees the session and its egress buffer now rather than at the session timeout. Messages not yet
+     * acknowledged are not sent. After this, {@link #offer} returns {@link #CLOSED}.
+     *
+     * @return true if the request was handed to the transport (false if no connection was up: the session then
+     * ends at the cluster's session timeout).
+     */
+    public boolean close()
+    {
+        if (State.CLOSED == state)
+        {
+            return false;
+        }
+        final boolean connected = State.CONNECTED == state && sessionId >= 0;
+        state = State.CLOSED;
+        unacked.clear();
+        if (!connected)
+        {
+            return false;
+        }
+        final int length = new SessionCloseRequestEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+            .sessionId(sessionId).encodedLength();
+        return transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+    }
+
+    /**
+     * @return the leader as far as this client knows: the member its open session is on, else the leader a member
+     * last named in a redirect, else -1.
+     */
+    public int knownLeader()
+    {
+        return State.CONNECTED == state ? memberIds[target] : leaderHint;
     }
 
     public boolean isClosed()
@@ -408,6 +470,10 @@ public final class SessionClient
 
     private void nextMember(final int leaderHint)
     {
+        if (leaderHint >= 0)
+        {
+            this.leaderHint = leaderHint;
+        }
         for (int i = 0; i < memberIds.length; i++)
         {
             if (memberIds[i] == leaderHint)

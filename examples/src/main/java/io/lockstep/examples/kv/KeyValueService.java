@@ -100,7 +100,7 @@ public final class KeyValueService implements ClusteredService
     public void onSessionMessage(
         final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
     {
-        if (null == session || length < MessageHeaderDecoder.ENCODED_LENGTH)
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
         {
             return;
         }
@@ -140,6 +140,11 @@ public final class KeyValueService implements ClusteredService
             .clientId(clientId).opId(opId).kind(op).success((short)(success ? 1 : 0)).duplicatesSeen(duplicatesSeen)
             .value(result);
         session.offer(out, 0, MessageHeaderEncoder.ENCODED_LENGTH + response.encodedLength());
+    }
+
+    public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+    {
+        // The store offers none.
     }
 
     public void onTimerEvent(final long correlationId, final long timestamp)

@@ -62,7 +62,7 @@ public final class MatchingEngineService implements ClusteredService, ExecutionL
     public void onSessionMessage(
         final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
     {
-        if (null == session || length < MessageHeaderDecoder.ENCODED_LENGTH)
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
         {
             return;
         }
@@ -162,6 +162,11 @@ public final class MatchingEngineService implements ClusteredService, ExecutionL
             .clientOrderId(orderId & 0xFFFF_FFFFL).instrument(instrument).execType(type).price(price).quantity(quantity)
             .leavesQuantity(leaves).rejectReason((short)rejectReason).encodedLength();
         owner.offer(out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+    }
+
+    public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+    {
+        // The engine offers none.
     }
 
     public void onTimerEvent(final long correlationId, final long timestamp)
