@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A blocking client for tools, drivers and tests: status of every member, appends through the leader (following
  * redirects), leadership transfer. Not the deterministic core: it waits on the wall clock, with a deadline on every
- * call. Not the users' client either (that, with sessions and exactly-once delivery, comes with the service work):
- * an append that times out or loses its leader may or may not have been committed.
+ * call. Not the users' client either (that is {@code io.lockstep.cluster.client.ClusterClient}, with sessions and
+ * exactly-once delivery): an append that times out or loses its leader may or may not have been committed.
  */
 public final class AdminClient implements AutoCloseable
 {

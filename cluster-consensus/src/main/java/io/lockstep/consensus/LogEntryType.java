@@ -1,8 +1,8 @@
 package io.lockstep.consensus;
 
 /**
- * Frame types of log entries written by the consensus module. Services' entry types (sessions, messages, timers)
- * arrive with the service work.
+ * Frame types of log entries written by the consensus module. The session and service layer's entries (sessions,
+ * messages, timers, service messages, cluster actions) use their {@code log-entries.xml} template ids as frame types.
  */
 public final class LogEntryType
 {
