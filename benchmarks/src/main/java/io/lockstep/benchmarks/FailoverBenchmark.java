@@ -2,7 +2,7 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.AdminClient;
-import io.lockstep.consensus.LocalCluster;
+import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.EchoService;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;

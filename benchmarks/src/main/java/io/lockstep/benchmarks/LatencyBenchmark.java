@@ -1,7 +1,7 @@
 package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
-import io.lockstep.consensus.LocalCluster;
+import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.EchoService;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;

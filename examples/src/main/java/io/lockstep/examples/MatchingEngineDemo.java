@@ -2,7 +2,7 @@ package io.lockstep.examples;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.AdminClient;
-import io.lockstep.consensus.LocalCluster;
+import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.matching.MatchingEngineService;
 import io.lockstep.examples.matching.codecs.ExecType;
 import io.lockstep.examples.matching.codecs.ExecutionReportDecoder;

@@ -1,7 +1,7 @@
 package io.lockstep.itests;
 
 import io.lockstep.consensus.AdminClient;
-import io.lockstep.consensus.LocalCluster;
+import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.kv.HistoryOperation;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;

@@ -1,8 +1,8 @@
 package io.lockstep.itests;
 
 import io.lockstep.consensus.AdminClient;
-import io.lockstep.consensus.LocalCluster;
-import io.lockstep.consensus.LogAudit;
+import io.lockstep.testkit.LocalCluster;
+import io.lockstep.testkit.LogAudit;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,8 @@
-package io.lockstep.consensus;
+package io.lockstep.testkit;
 
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.ClusterNode;
+import io.lockstep.consensus.NodeConfig;
 
 import java.io.BufferedReader;
 import java.io.IOException;

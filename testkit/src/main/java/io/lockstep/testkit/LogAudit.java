@@ -1,7 +1,8 @@
-package io.lockstep.consensus;
+package io.lockstep.testkit;
 
 import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.LogEntryType;
 import org.agrona.collections.Long2LongHashMap;
 
 import java.nio.file.Path;
