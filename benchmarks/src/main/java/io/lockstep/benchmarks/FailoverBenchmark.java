@@ -1,7 +1,7 @@
 package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
-import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.EchoService;
 import org.agrona.DirectBuffer;

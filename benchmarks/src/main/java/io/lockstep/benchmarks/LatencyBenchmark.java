@@ -122,9 +122,9 @@ public final class LatencyBenchmark
             }
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
-            try (io.lockstep.consensus.AdminClient admin = new io.lockstep.consensus.AdminClient(cluster.members()))
+            try (io.lockstep.consensus.tool.AdminClient admin = new io.lockstep.consensus.tool.AdminClient(cluster.members()))
             {
-                for (final io.lockstep.consensus.AdminClient.Status s : admin.status(1000).values())
+                for (final io.lockstep.consensus.tool.AdminClient.Status s : admin.status(1000).values())
                 {
                     term = Math.max(term, s.term());
                 }

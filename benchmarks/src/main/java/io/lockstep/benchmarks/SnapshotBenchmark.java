@@ -2,8 +2,8 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.consensus.ArchiveRaftLog;
-import io.lockstep.consensus.FileSnapshotStorage;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.storage.FileSnapshotStorage;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
 import io.lockstep.consensus.service.EntryLogWriter;

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+
 import io.lockstep.archive.BlockHandler;
 import org.agrona.DirectBuffer;
 

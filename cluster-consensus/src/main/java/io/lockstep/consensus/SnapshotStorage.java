@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.consensus.storage.FileSnapshotStorage;
+
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.cluster.transport.Member;
 

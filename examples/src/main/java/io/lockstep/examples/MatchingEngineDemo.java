@@ -1,7 +1,7 @@
 package io.lockstep.examples;
 
 import io.lockstep.cluster.client.ClusterClient;
-import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.matching.MatchingEngineService;
 import io.lockstep.examples.matching.codecs.ExecType;

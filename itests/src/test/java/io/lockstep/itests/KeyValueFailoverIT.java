@@ -1,6 +1,6 @@
 package io.lockstep.itests;
 
-import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.kv.HistoryOperation;
 import io.lockstep.examples.kv.KeyValueClient;

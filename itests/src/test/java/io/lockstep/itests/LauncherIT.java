@@ -22,18 +22,18 @@ class LauncherIT
     {
         final Path config = dir.resolve("bad.properties");
         Files.writeString(config, "lockstep.member.id=5\nlockstep.members=0=127.0.0.1:1\nlockstep.data.dir=x\n");
-        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.ClusterNode", "--config",
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.node.ClusterNode", "--config",
             config.toString());
         assertEquals(2, result.exitCode(), result.output());
         assertTrue(result.output().contains("config error") &&
             result.output().contains("lockstep.member.id=5 is not in lockstep.members"), result.output());
 
-        final JavaProcess.Result missing = JavaProcess.run("io.lockstep.consensus.ClusterNode", "--config",
+        final JavaProcess.Result missing = JavaProcess.run("io.lockstep.consensus.node.ClusterNode", "--config",
             dir.resolve("absent.properties").toString());
         assertEquals(2, missing.exitCode());
         assertTrue(missing.output().contains("config file not found"), missing.output());
 
-        final JavaProcess.Result usage = JavaProcess.run("io.lockstep.consensus.ClusterNode");
+        final JavaProcess.Result usage = JavaProcess.run("io.lockstep.consensus.node.ClusterNode");
         assertEquals(2, usage.exitCode());
         assertTrue(usage.output().contains("usage"), usage.output());
     }
@@ -44,7 +44,7 @@ class LauncherIT
         final Path config = dir.resolve("node0.properties");
         Files.writeString(config, "lockstep.member.id=0\nlockstep.members=0=127.0.0.1:1,1=127.0.0.1:2\n" +
             "lockstep.data.dir=" + dir.resolve("d") + "\n");
-        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.ClusterTool", "status", "--config",
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status", "--config",
             config.toString());
         assertEquals(1, result.exitCode(), result.output());
         assertTrue(result.output().contains("member=0 role=down term=-1 log_position=-1 commit_position=-1"),

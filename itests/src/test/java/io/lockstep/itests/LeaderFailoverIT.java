@@ -1,6 +1,6 @@
 package io.lockstep.itests;
 
-import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.testkit.LogAudit;
 import org.agrona.collections.Long2LongHashMap;
@@ -71,7 +71,7 @@ class LeaderFailoverIT
 
             final Map<Integer, AdminClient.Status> status = awaitConverged(client, members);
             final long end = status.get(0).commitPosition();
-            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.ClusterTool", "status",
+            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status",
                 "--config", members.config(0).toString());
             assertEquals(0, tool.exitCode(), tool.output());
             final String[] lines = tool.output().trim().split("\n");

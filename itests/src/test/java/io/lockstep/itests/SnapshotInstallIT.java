@@ -1,8 +1,8 @@
 package io.lockstep.itests;
 
-import io.lockstep.consensus.AdminClient;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
-import io.lockstep.consensus.NodeConfig;
+import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
 import org.junit.jupiter.api.Test;
@@ -78,7 +78,7 @@ class SnapshotInstallIT
             }, "4 snapshots seen on the leader and every member's log purged");
 
             // The operator's command, as a process: exit 0 once durable on the leader, printing the position.
-            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.ClusterTool", "snapshot", "--config",
+            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "snapshot", "--config",
                 cluster.config(0).toString());
             assertEquals(0, tool.exitCode(), tool.output());
             final java.util.regex.Matcher m = java.util.regex.Pattern.compile("snapshot_position=(\\d+)")

@@ -1,8 +1,8 @@
 package io.lockstep.testkit;
 
 import io.lockstep.cluster.transport.Member;
-import io.lockstep.consensus.ClusterNode;
-import io.lockstep.consensus.NodeConfig;
+import io.lockstep.consensus.node.ClusterNode;
+import io.lockstep.consensus.node.NodeConfig;
 
 import java.io.BufferedReader;
 import java.io.IOException;

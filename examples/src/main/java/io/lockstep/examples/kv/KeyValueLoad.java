@@ -1,7 +1,7 @@
 package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.transport.Member;
-import io.lockstep.consensus.NodeConfig;
+import io.lockstep.consensus.node.NodeConfig;
 
 import java.io.IOException;
 import java.io.PrintWriter;

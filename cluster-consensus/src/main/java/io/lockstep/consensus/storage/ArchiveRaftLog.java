@@ -1,4 +1,6 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.storage;
+
+import io.lockstep.consensus.RaftLog;
 
 import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.BlockHandler;

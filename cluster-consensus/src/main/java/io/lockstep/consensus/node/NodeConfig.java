@@ -1,4 +1,7 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.node;
+
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.TimeoutProfile;
 
 import io.lockstep.cluster.transport.Member;
 

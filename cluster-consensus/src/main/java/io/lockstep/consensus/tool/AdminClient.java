@@ -1,4 +1,4 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.tool;
 
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.Member;

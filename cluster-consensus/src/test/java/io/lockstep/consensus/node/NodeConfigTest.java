@@ -1,4 +1,6 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.node;
+
+import io.lockstep.consensus.TimeoutProfile;
 
 import io.lockstep.archive.DurabilityPolicy;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,6 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.storage;
+
+import io.lockstep.consensus.ElectionStateStore;
 
 import io.lockstep.archive.AtomicFile;
 import io.lockstep.consensus.codecs.ElectionStateDecoder;

@@ -1,4 +1,6 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.tool;
+
+import io.lockstep.consensus.node.NodeConfig;
 
 import io.lockstep.cluster.transport.Member;
 

@@ -1,4 +1,4 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.AtomicFile;
 import io.lockstep.consensus.codecs.LogBaseDecoder;

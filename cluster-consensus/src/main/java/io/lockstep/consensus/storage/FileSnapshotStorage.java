@@ -1,4 +1,7 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.storage;
+
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.SnapshotStorage;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.RecordingLog;

@@ -1,4 +1,10 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.node;
+
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.storage.FileElectionState;
+import io.lockstep.consensus.storage.FileSnapshotStorage;
 
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.Member;

@@ -1,4 +1,4 @@
-package io.lockstep.consensus;
+package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.ArchiveLogConfig;
