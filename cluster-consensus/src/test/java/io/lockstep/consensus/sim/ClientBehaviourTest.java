@@ -177,7 +177,7 @@ class ClientBehaviourTest
         // This client asks the follower first (clientA's endpoint, which has not spoken yet).
         final SessionClient client = new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE),
             new int[]{ follower, (follower + 1) % 3, (follower + 2) % 3 }, recorder, TimeUnit.MILLISECONDS.toNanos(50),
-            TimeUnit.MILLISECONDS.toNanos(150), 64);
+            TimeUnit.MILLISECONDS.toNanos(150), 64, 64 * 1024);
         assertEquals(follower, client.currentMember());
         for (int s = 0; s < 100_000 && !client.isConnected(); s++)
         {
@@ -324,7 +324,7 @@ class ClientBehaviourTest
     private SessionClient client(final int index, final Recorder recorder)
     {
         return new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE + index), new int[]{ 0, 1, 2 },
-            recorder, TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(150), 64);
+            recorder, TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(150), 64, 64 * 1024);
     }
 
     private void start(final int i)

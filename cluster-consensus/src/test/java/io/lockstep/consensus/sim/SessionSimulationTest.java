@@ -40,7 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SessionSimulationTest
 {
-    private static final int MEMBERS = 3;
+    private static final int MEMBERS = SimServiceCluster.MEMBERS;
     private static final int CLIENTS = 3;
 
     @BeforeAll
@@ -190,61 +190,35 @@ class SessionSimulationTest
         public void onTerminate(final Cluster cluster)
         {
         }
+
+        public long stateHash()
+        {
+            return hash;
+        }
     }
 
+    /** The clients' side of one run; the cluster is a {@link SimServiceCluster} running {@link LedgerService}. */
     private static final class Run
     {
+        final SimServiceCluster cluster;
         final long seed;
         final Random random;
-        final SimNetwork network;
-        final List<Member> members = new ArrayList<>();
-        final SimLog[] logs = new SimLog[MEMBERS];
-        final MemoryElectionState[] states = new MemoryElectionState[MEMBERS];
-        final ServiceMember[] running = new ServiceMember[MEMBERS];
-        final boolean snapshots;
-        final SimSnapshotStorage[] storages = new SimSnapshotStorage[MEMBERS];
-        final int keep;
-        long snapshotsTaken;
         final SessionClient[] clients = new SessionClient[CLIENTS];
         final long[] echoed = new long[CLIENTS];
-        final SimWallClock[] wallClocks = new SimWallClock[MEMBERS];
         final int[] gaps = new int[CLIENTS];
-        final Long2LongHashMap hashAtPosition = new Long2LongHashMap(Long.MIN_VALUE);
-        long nowNs = TimeUnit.SECONDS.toNanos(1);
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[24]);
 
         Run(final long seed, final boolean snapshots)
         {
             this.seed = seed;
-            this.random = new Random(seed);
-            this.snapshots = snapshots;
-            this.keep = 1 + random.nextInt(2);
-            final int[] endpoints = new int[MEMBERS + CLIENTS];
-            for (int i = 0; i < MEMBERS; i++)
-            {
-                endpoints[i] = i;
-                members.add(new Member(i, "sim", 0, true));
-                logs[i] = new SimLog(64 * 1024);
-                wallClocks[i] = new SimWallClock(() -> nowNs, random);
-                states[i] = new MemoryElectionState();
-                storages[i] = new SimSnapshotStorage(random);
-            }
-            for (int c = 0; c < CLIENTS; c++)
-            {
-                endpoints[MEMBERS + c] = Transport.CLIENT_ENDPOINT_BASE + c;
-            }
-            network = new SimNetwork(random, endpoints, TimeUnit.MICROSECONDS.toNanos(50),
-                TimeUnit.MILLISECONDS.toNanos(3), TimeUnit.MILLISECONDS.toNanos(100));
-            network.now(nowNs);
-            for (int i = 0; i < MEMBERS; i++)
-            {
-                start(i);
-            }
+            this.cluster = new SimServiceCluster(seed, CLIENTS, LedgerService::new, snapshots);
+            this.random = cluster.random();
             for (int c = 0; c < CLIENTS; c++)
             {
                 final int client = c;
                 echoed[c] = -1;
-                clients[c] = new SessionClient(network.transportFor(Transport.CLIENT_ENDPOINT_BASE + c),
-                    new int[]{ 0, 1, 2 }, new SessionClient.Listener()
+                clients[c] = new SessionClient(cluster.clientTransport(c), cluster.memberIds(),
+                    new SessionClient.Listener()
                     {
                         public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer,
                             final int offset, final int length)
@@ -267,126 +241,18 @@ class SessionSimulationTest
                         {
                             throw new AssertionError("seed " + seed + ": session of client " + client + " closed");
                         }
-                    }, TimeUnit.MILLISECONDS.toNanos(20), TimeUnit.MILLISECONDS.toNanos(150), 64);
-            }
-        }
-
-        void start(final int i)
-        {
-            network.setUp(i, true);
-            final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
-                SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
-            final Transport transport = network.transportFor(i);
-            final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
-                states[i],
-                new Random(random.nextLong()));
-            if (snapshots)
-            {
-                // Snapshots every few KiB and purge units of 4 KiB: members crashed for a while need an install.
-                running[i] = new ServiceMember(consensus, transport, logs[i], LedgerService::new, storages[i],
-                    new ServiceMember.SnapshotSettings(4096 + random.nextInt(8192), keep, () -> 0),
-                    TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
-            }
-            else
-            {
-                running[i] = new ServiceMember(consensus, transport, logs[i], new LedgerService(),
-                    TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
+                    }, TimeUnit.MILLISECONDS.toNanos(20), TimeUnit.MILLISECONDS.toNanos(150), 64, 64 * 1024);
             }
         }
 
         LedgerService service(final int i)
         {
-            return (LedgerService)running[i].service();
-        }
-
-        void crash(final int i)
-        {
-            snapshotsTaken += running[i].snapshotsTaken();
-            running[i] = null;
-            network.setUp(i, false);
-            // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), on one
-            // member at a time (the fault budget: see SimCluster.crash).
-            boolean otherOwes = false;
-            for (final SimLog log : logs)
-            {
-                otherOwes |= log.owesPromisedFrames();
-            }
-            logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes);
-            storages[i] = storages[i].afterCrash();
-            if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
-            {
-                // The newest snapshot rots while the member is down: it must fall back to the one before.
-                storages[i].corruptNewest(logs[i].startPosition());
-            }
+            return cluster.service(i);
         }
 
         void step(final boolean faults, final boolean clientsSend)
         {
-            nowNs += random.nextInt(1_000) * 1_000L;
-            network.now(nowNs);
-            if (faults)
-            {
-                final int roll = random.nextInt(1000);
-                final int i = random.nextInt(MEMBERS);
-                if (roll < 3 && null != running[i])
-                {
-                    crash(i);
-                }
-                else if (roll < 6 && null != running[i])
-                {
-                    crash(i);
-                    start(i);
-                }
-                else if (roll < 16 && null == running[i])
-                {
-                    start(i);
-                }
-                else if (roll < 19)
-                {
-                    network.partition(i, 1);
-                }
-                else if (roll < 21)
-                {
-                    wallClocks[i].step(random);
-                }
-                else if (roll < 24)
-                {
-                    // One-way blackhole, a cut between one pair, or a flapping link (SimNetwork).
-                    final int j = (i + 1 + random.nextInt(MEMBERS - 1)) % MEMBERS;
-                    switch (roll % 3)
-                    {
-                        case 0 -> network.blackhole(i, j);
-                        case 1 -> network.cut(i, j);
-                        default -> network.flap(i, j);
-                    }
-                }
-                else if (roll < 29)
-                {
-                    network.healAll();
-                }
-            }
-            for (int k = 0; k < MEMBERS; k++)
-            {
-                final int i = (k + (int)(nowNs % MEMBERS)) % MEMBERS;
-                if (null != running[i])
-                {
-                    storages[i].tick();
-                    running[i].doWork();
-                    final long position = running[i].container().appliedPosition();
-                    final long hash = service(i).hash * 31 + running[i].container().stateHash();
-                    final long seen = hashAtPosition.get(position);
-                    if (Long.MIN_VALUE == seen)
-                    {
-                        hashAtPosition.put(position, hash);
-                    }
-                    else if (seen != hash)
-                    {
-                        throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " +
-                            position);
-                    }
-                }
-            }
-            final UnsafeBuffer payload = new UnsafeBuffer(new byte[24]);
+            cluster.step(faults);
             for (int c = 0; c < CLIENTS; c++)
             {
                 if (clientsSend && clients[c].isConnected() && random.nextInt(4) == 0)
@@ -395,34 +261,19 @@ class SessionSimulationTest
                     payload.putLong(8, clients[c].nextSequence());
                     clients[c].offer(payload, 0, payload.capacity());
                 }
-                clients[c].doWork(nowNs);
+                clients[c].doWork(cluster.nowNs());
             }
         }
 
         String describe()
         {
-            final StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < MEMBERS; i++)
-            {
-                final ConsensusAgent a = running[i].consensus();
-                sb.append("\n  member ").append(i).append(": ").append(a.role()).append(" term=").append(a.term())
-                    .append(" leader=").append(a.leaderId()).append(" log=[").append(logs[i].startPosition())
-                    .append(", ").append(logs[i].appendedPosition()).append(") commit=").append(a.commitPosition())
-                    .append(" applied=").append(running[i].container().appliedPosition())
-                    .append(" snapshot=").append(storages[i].durablePosition()).append(" installs=").append(storages[i].installsCompleted);
-                for (final io.lockstep.consensus.service.SessionTable.Session session :
-                    running[i].container().sessionTable().sessions())
-                {
-                    sb.append(" s").append(session.id()).append(":applied=").append(session.appliedSequence())
-                        .append(",egress=[").append(session.egress().firstSequence()).append(",")
-                        .append(session.egress().nextSequence()).append(")");
-                }
-            }
+            final StringBuilder sb = new StringBuilder(cluster.describe());
             for (int c = 0; c < CLIENTS; c++)
             {
                 sb.append("\n  client ").append(c).append(": connected=").append(clients[c].isConnected())
                     .append(" acked=").append(clients[c].ackedSequence()).append(" next=")
-                    .append(clients[c].nextSequence()).append(" echoed=").append(echoed[c]).append(" gaps=").append(gaps[c]).append(" session=").append(clients[c].sessionId());
+                    .append(clients[c].nextSequence()).append(" echoed=").append(echoed[c]).append(" gaps=")
+                    .append(gaps[c]).append(" session=").append(clients[c].sessionId());
             }
             return sb.toString();
         }
@@ -437,15 +288,16 @@ class SessionSimulationTest
                     return false;
                 }
             }
-            long position = -1;
-            for (int i = 0; i < MEMBERS; i++)
+            if (!cluster.membersAgree())
             {
-                final long p = running[i].container().appliedPosition();
-                if ((position >= 0 && p != position) || service(i).serviceDelivered != service(i).serviceOffered)
+                return false;
+            }
+            for (int i = 0; i < SimServiceCluster.MEMBERS; i++)
+            {
+                if (service(i).serviceDelivered != service(i).serviceOffered)
                 {
                     return false;
                 }
-                position = p;
             }
             return true;
         }
@@ -514,14 +366,7 @@ class SessionSimulationTest
         {
             run.step(true, true);
         }
-        run.network.healAll();
-        for (int i = 0; i < MEMBERS; i++)
-        {
-            if (null == run.running[i])
-            {
-                run.start(i);
-            }
-        }
+        run.cluster.healAndStartAll();
         for (int s = 0; s < 3000; s++)
         {
             run.step(false, true);
@@ -537,12 +382,11 @@ class SessionSimulationTest
         {
             for (int i = 0; i < MEMBERS; i++)
             {
-                run.snapshotsTaken += run.running[i].snapshotsTaken();
-                SNAPSHOT_STATS[1] += run.storages[i].installsCompleted;
-                SNAPSHOT_STATS[2] += run.storages[i].loadFallbacks;
-                SNAPSHOT_STATS[3] = Math.max(SNAPSHOT_STATS[3], run.logs[i].startPosition());
+                SNAPSHOT_STATS[1] += run.cluster.storage(i).installsCompleted;
+                SNAPSHOT_STATS[2] += run.cluster.storage(i).loadFallbacks;
+                SNAPSHOT_STATS[3] = Math.max(SNAPSHOT_STATS[3], run.cluster.log(i).startPosition());
             }
-            SNAPSHOT_STATS[0] += run.snapshotsTaken;
+            SNAPSHOT_STATS[0] += run.cluster.snapshotsTaken();
         }
         for (int i = 0; i < MEMBERS; i++)
         {

@@ -74,23 +74,12 @@ public final class SimLog implements RaftLog
         if (pending > durable && random.nextBoolean())
         {
             // Crash during the flush of the pending batch: a prefix of its frames reached the disk.
-            final long target = durable + (long)(random.nextDouble() * (pending - durable));
-            long p = durable;
-            while (p < target)
-            {
-                final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
-                if (next > target)
-                {
-                    break;
-                }
-                p = next;
-            }
-            end = p;
+            end = frameBoundaryAtOrBelow(durable, durable + (long)(random.nextDouble() * (pending - durable)));
         }
         if (damage && durable > start)
         {
             final long from = random.nextBoolean() ? Math.max(start, durable - 4096) : start;
-            end = frameBoundaryAtOrBelow(from + (long)(random.nextDouble() * (durable - from)));
+            end = frameBoundaryAtOrBelow(start, from + (long)(random.nextDouble() * (durable - from)));
         }
         final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
         copy.putBytes(0, data, 0, (int)end);
@@ -105,9 +94,12 @@ public final class SimLog implements RaftLog
         return recovered;
     }
 
-    private long frameBoundaryAtOrBelow(final long target)
+    /**
+     * @return the last frame boundary at or below a target, walking frames from a boundary.
+     */
+    private long frameBoundaryAtOrBelow(final long from, final long target)
     {
-        long p = start;
+        long p = from;
         while (p < target)
         {
             final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
@@ -175,16 +167,7 @@ public final class SimLog implements RaftLog
             return start;
         }
         // Move to a frame boundary at or below the target: the log starts at a frame.
-        long p = start;
-        while (p < target)
-        {
-            final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
-            if (next > target)
-            {
-                break;
-            }
-            p = next;
-        }
+        final long p = frameBoundaryAtOrBelow(start, target);
         if (p <= start)
         {
             return start;

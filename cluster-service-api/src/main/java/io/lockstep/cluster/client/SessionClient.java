@@ -97,20 +97,7 @@ public final class SessionClient
      * @param keepAliveIntervalNs how often an idle client says it is alive.
      * @param silenceTimeoutNs    a member silent this long is given up on, and the session resumed elsewhere.
      * @param maxUnacked          bound on messages awaiting acknowledgement (back pressure beyond it).
-     */
-    public SessionClient(
-        final Transport transport,
-        final int[] memberIds,
-        final Listener listener,
-        final long keepAliveIntervalNs,
-        final long silenceTimeoutNs,
-        final int maxUnacked)
-    {
-        this(transport, memberIds, listener, keepAliveIntervalNs, silenceTimeoutNs, maxUnacked, 64 * 1024);
-    }
-
-    /**
-     * @param maxMessageLength bound on one message's length ({@link #TOO_LONG} beyond it).
+     * @param maxMessageLength    bound on one message's length ({@link #TOO_LONG} beyond it).
      */
     public SessionClient(
         final Transport transport,

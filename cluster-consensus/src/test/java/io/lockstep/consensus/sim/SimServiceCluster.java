@@ -1,0 +1,345 @@
+package io.lockstep.consensus.sim;
+
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.MemoryElectionState;
+import io.lockstep.consensus.service.ServiceMember;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.NoOpIdleStrategy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Three members running a service in one thread from a seed, with every fault the simulation knows: crashes and
+ * bounces (with torn last writes, and durable frames lost on one member at a time), snapshot writes lost and
+ * snapshots damaged, partitions, one-way blackholes, single-pair cuts, flapping links, and wall-clock steps. After
+ * every step, members at the same applied position must hold the same state (container and service). Clients are
+ * the caller's: they live on the network's client endpoints ({@link #clientTransport}) and are stepped by the caller
+ * after {@link #step}.
+ */
+public final class SimServiceCluster
+{
+    /** Members of the cluster. */
+    public static final int MEMBERS = 3;
+
+    private final long seed;
+    private final Random random;
+    private final SimNetwork network;
+    private final List<Member> members = new ArrayList<>();
+    private final SimLog[] logs = new SimLog[MEMBERS];
+    private final MemoryElectionState[] states = new MemoryElectionState[MEMBERS];
+    private final ServiceMember[] running = new ServiceMember[MEMBERS];
+    private final SimSnapshotStorage[] storages = new SimSnapshotStorage[MEMBERS];
+    private final SimWallClock[] wallClocks = new SimWallClock[MEMBERS];
+    private final Long2LongHashMap hashAtPosition = new Long2LongHashMap(Long.MIN_VALUE);
+    private final Supplier<ClusteredService> services;
+    private final boolean snapshots;
+    private final int keep;
+    private long nowNs = TimeUnit.SECONDS.toNanos(1);
+    private long snapshotsTaken;
+
+    /**
+     * @param seed      the run's seed: the same seed replays the same run.
+     * @param clients   client endpoints to provide.
+     * @param services  makes the service (once per member start, and again when a snapshot is installed).
+     * @param snapshots true to take snapshots every few KiB, purge the log and install snapshots.
+     */
+    public SimServiceCluster(
+        final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots)
+    {
+        this.seed = seed;
+        this.random = new Random(seed);
+        this.services = services;
+        this.snapshots = snapshots;
+        this.keep = 1 + random.nextInt(2);
+        final int[] endpoints = new int[MEMBERS + clients];
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            endpoints[i] = i;
+            members.add(new Member(i, "sim", 0, true));
+            logs[i] = new SimLog(64 * 1024);
+            wallClocks[i] = new SimWallClock(() -> nowNs, random);
+            states[i] = new MemoryElectionState();
+            storages[i] = new SimSnapshotStorage(random);
+        }
+        for (int c = 0; c < clients; c++)
+        {
+            endpoints[MEMBERS + c] = Transport.CLIENT_ENDPOINT_BASE + c;
+        }
+        network = new SimNetwork(random, endpoints, TimeUnit.MICROSECONDS.toNanos(50),
+            TimeUnit.MILLISECONDS.toNanos(3), TimeUnit.MILLISECONDS.toNanos(100));
+        network.now(nowNs);
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            start(i);
+        }
+    }
+
+    /**
+     * @return the run's randomness, for the caller's clients (so that one seed drives everything).
+     */
+    public Random random()
+    {
+        return random;
+    }
+
+    public long seed()
+    {
+        return seed;
+    }
+
+    public long nowNs()
+    {
+        return nowNs;
+    }
+
+    /**
+     * @return a transport for client number {@code c}.
+     */
+    public Transport clientTransport(final int c)
+    {
+        return network.transportFor(Transport.CLIENT_ENDPOINT_BASE + c);
+    }
+
+    /**
+     * @return member ids, for clients to try.
+     */
+    public int[] memberIds()
+    {
+        final int[] ids = new int[MEMBERS];
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            ids[i] = i;
+        }
+        return ids;
+    }
+
+    /**
+     * @return member i's running service member, or null while it is down.
+     */
+    public ServiceMember member(final int i)
+    {
+        return running[i];
+    }
+
+    /**
+     * @return member i's service, cast to the type the factory makes.
+     */
+    @SuppressWarnings("unchecked")
+    public <T extends ClusteredService> T service(final int i)
+    {
+        return (T)running[i].service();
+    }
+
+    public SimSnapshotStorage storage(final int i)
+    {
+        return storages[i];
+    }
+
+    public SimLog log(final int i)
+    {
+        return logs[i];
+    }
+
+    public long snapshotsTaken()
+    {
+        long total = snapshotsTaken;
+        for (final ServiceMember member : running)
+        {
+            total += null == member ? 0 : member.snapshotsTaken();
+        }
+        return total;
+    }
+
+    void start(final int i)
+    {
+        network.setUp(i, true);
+        final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
+            SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
+        final Transport transport = network.transportFor(i);
+        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
+            states[i], new Random(random.nextLong()));
+        if (snapshots)
+        {
+            // Snapshots every few KiB and purge units of 4 KiB: members crashed for a while need an install.
+            running[i] = new ServiceMember(consensus, transport, logs[i], services, storages[i],
+                new ServiceMember.SnapshotSettings(4096 + random.nextInt(8192), keep, () -> 0),
+                TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
+        }
+        else
+        {
+            running[i] = new ServiceMember(consensus, transport, logs[i], services.get(),
+                TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
+        }
+    }
+
+    void crash(final int i)
+    {
+        snapshotsTaken += running[i].snapshotsTaken();
+        running[i] = null;
+        network.setUp(i, false);
+        // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), on one
+        // member at a time (the fault budget: see SimCluster.crash).
+        boolean otherOwes = false;
+        for (final SimLog log : logs)
+        {
+            otherOwes |= log.owesPromisedFrames();
+        }
+        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes);
+        storages[i] = storages[i].afterCrash();
+        if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
+        {
+            // The newest snapshot rots while the member is down: it must fall back to the one before.
+            storages[i].corruptNewest(logs[i].startPosition());
+        }
+    }
+
+    /**
+     * Heal the network and start every member that is down: the cluster must now converge.
+     */
+    public void healAndStartAll()
+    {
+        network.healAll();
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            if (null == running[i])
+            {
+                start(i);
+            }
+        }
+    }
+
+    /**
+     * One step: time moves up to 1 ms, a fault now and then, every member that is up runs a duty cycle (in an
+     * order that varies), and members at the same applied position are checked to hold the same state.
+     */
+    public void step(final boolean faults)
+    {
+        nowNs += random.nextInt(1_000) * 1_000L;
+        network.now(nowNs);
+        if (faults)
+        {
+            injectFault();
+        }
+        for (int k = 0; k < MEMBERS; k++)
+        {
+            final int i = (k + (int)(nowNs % MEMBERS)) % MEMBERS;
+            if (null != running[i])
+            {
+                storages[i].tick();
+                running[i].doWork();
+                checkSameStateAtSamePosition(i);
+            }
+        }
+    }
+
+    private void injectFault()
+    {
+        final int roll = random.nextInt(1000);
+        final int i = random.nextInt(MEMBERS);
+        if (roll < 3 && null != running[i])
+        {
+            crash(i);
+        }
+        else if (roll < 6 && null != running[i])
+        {
+            crash(i);
+            start(i);
+        }
+        else if (roll < 16 && null == running[i])
+        {
+            start(i);
+        }
+        else if (roll < 19)
+        {
+            network.partition(i, 1);
+        }
+        else if (roll < 21)
+        {
+            wallClocks[i].step(random);
+        }
+        else if (roll < 24)
+        {
+            // One-way blackhole, a cut between one pair, or a flapping link (SimNetwork).
+            final int j = (i + 1 + random.nextInt(MEMBERS - 1)) % MEMBERS;
+            switch (roll % 3)
+            {
+                case 0 -> network.blackhole(i, j);
+                case 1 -> network.cut(i, j);
+                default -> network.flap(i, j);
+            }
+        }
+        else if (roll < 29)
+        {
+            network.healAll();
+        }
+    }
+
+    private void checkSameStateAtSamePosition(final int i)
+    {
+        final long position = running[i].container().appliedPosition();
+        final long hash = running[i].service().stateHash() * 31 + running[i].container().stateHash();
+        final long seen = hashAtPosition.get(position);
+        if (Long.MIN_VALUE == seen)
+        {
+            hashAtPosition.put(position, hash);
+        }
+        else if (seen != hash)
+        {
+            throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " + position);
+        }
+    }
+
+    /**
+     * @return true if every member is up and has applied up to the same position.
+     */
+    public boolean membersAgree()
+    {
+        long position = -1;
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            if (null == running[i])
+            {
+                return false;
+            }
+            final long p = running[i].container().appliedPosition();
+            if (position >= 0 && p != position)
+            {
+                return false;
+            }
+            position = p;
+        }
+        return true;
+    }
+
+    /**
+     * @return each member's role, term, log, commit, applied position and snapshot, for a failure message.
+     */
+    public String describe()
+    {
+        final StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            if (null == running[i])
+            {
+                sb.append("\n  member ").append(i).append(": down");
+                continue;
+            }
+            final ConsensusAgent a = running[i].consensus();
+            sb.append("\n  member ").append(i).append(": ").append(a.role()).append(" term=").append(a.term())
+                .append(" leader=").append(a.leaderId()).append(" log=[").append(logs[i].startPosition())
+                .append(", ").append(logs[i].appendedPosition()).append(") commit=").append(a.commitPosition())
+                .append(" applied=").append(running[i].container().appliedPosition())
+                .append(" snapshot=").append(storages[i].durablePosition())
+                .append(" installs=").append(storages[i].installsCompleted);
+        }
+        return sb.toString();
+    }
+}
