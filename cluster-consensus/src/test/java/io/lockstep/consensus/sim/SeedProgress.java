@@ -4,7 +4,7 @@ package io.lockstep.consensus.sim;
  * Progress of a long run of seeds: a line every {@link #EVERY} seeds with the rate so far, so an overnight run
  * shows it is alive and how fast it goes; and the rate at the end.
  */
-final class SeedProgress
+public final class SeedProgress
 {
     static final int EVERY = 10_000;
 
@@ -12,12 +12,12 @@ final class SeedProgress
     private final long startNs = System.nanoTime();
     private long done;
 
-    SeedProgress(final String name)
+    public SeedProgress(final String name)
     {
         this.name = name;
     }
 
-    void seedDone(final long seed)
+    public void seedDone(final long seed)
     {
         if (++done % EVERY == 0)
         {
@@ -25,12 +25,12 @@ final class SeedProgress
         }
     }
 
-    double seconds()
+    public double seconds()
     {
         return (System.nanoTime() - startNs) / 1e9;
     }
 
-    double perSecond()
+    public double perSecond()
     {
         return done / Math.max(1e-9, seconds());
     }

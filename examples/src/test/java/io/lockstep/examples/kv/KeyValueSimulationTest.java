@@ -1,0 +1,215 @@
+package io.lockstep.examples.kv;
+
+import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.consensus.sim.SeedProgress;
+import io.lockstep.consensus.sim.SimServiceCluster;
+import io.lockstep.examples.kv.codecs.KvOp;
+import io.lockstep.examples.kv.codecs.KvRequestEncoder;
+import io.lockstep.examples.kv.codecs.KvResponseDecoder;
+import io.lockstep.examples.kv.codecs.MessageHeaderDecoder;
+import io.lockstep.examples.kv.codecs.MessageHeaderEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The key-value store under the simulation's faults (crashes with durable frames lost, bounces, snapshots lost and
+ * damaged, partitions, one-way blackholes, cuts, flapping links, clock steps), with three clients doing gets, puts
+ * and compare-and-sets on three keys, one operation at a time each. Every client's history (call and return in
+ * simulated time) must be linearizable, checked by {@link LinearizabilityChecker} on every seed, and no member may
+ * ever apply an operation twice. Replay one seed: {@code -Dlockstep.kv.seed=N}; more: {@code -Dlockstep.kv.seeds=N}.
+ */
+class KeyValueSimulationTest
+{
+    private static final int CLIENTS = 3;
+    private static final String[] KEYS = { "k0", "k1", "k2" };
+
+    @BeforeAll
+    static void quietLogs()
+    {
+        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+    }
+
+    /** One client: at most one operation outstanding, recorded when it is answered. */
+    private static final class Client
+    {
+        final int id;
+        final SessionClient session;
+        final List<HistoryOperation> history;
+        final KvRequestEncoder request = new KvRequestEncoder();
+        final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+        final MessageHeaderDecoder header = new MessageHeaderDecoder();
+        final KvResponseDecoder response = new KvResponseDecoder();
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[256]);
+        long nextOpId;
+        long awaitedOpId = -1;
+        KvOp op;
+        String key;
+        String expected;
+        String value;
+        long callNs;
+        long nowNs;
+        long duplicatesSeen;
+
+        Client(final int id, final SimServiceCluster cluster, final List<HistoryOperation> history)
+        {
+            this.id = id;
+            this.history = history;
+            this.session = new SessionClient(cluster.clientTransport(id), cluster.memberIds(),
+                new SessionClient.Listener()
+                {
+                    public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer,
+                        final int offset, final int length)
+                    {
+                        onResponse(buffer, offset);
+                    }
+
+                    public void onEgressGap(final long sessionId, final long fromSequence)
+                    {
+                        throw new AssertionError("client " + id + " missed egress from " + fromSequence);
+                    }
+
+                    public void onClosed(final long sessionId)
+                    {
+                        throw new AssertionError("session of client " + id + " closed");
+                    }
+                }, 20_000_000L, 150_000_000L, 64, 1024);
+        }
+
+        void maybeStart(final Random random, final long nowNs)
+        {
+            if (awaitedOpId >= 0 || !session.isConnected() || random.nextInt(8) != 0)
+            {
+                return;
+            }
+            op = KvOp.get((short)random.nextInt(3));
+            key = KEYS[random.nextInt(KEYS.length)];
+            // Few distinct values, so that compare-and-sets sometimes succeed.
+            expected = KvOp.CAS == op ? "v" + random.nextInt(4) : null;
+            value = KvOp.GET == op ? null : "v" + random.nextInt(4);
+            final long opId = nextOpId++;
+            request.wrapAndApplyHeader(out, 0, headerEncoder).clientId(id).opId(opId).kind(op).key(key)
+                .expected(expected).value(value);
+            if (session.offer(out, 0, MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength()) >= 0)
+            {
+                awaitedOpId = opId;
+                callNs = nowNs;
+            }
+        }
+
+        void onResponse(final DirectBuffer buffer, final int offset)
+        {
+            header.wrap(buffer, offset);
+            response.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            duplicatesSeen = Math.max(duplicatesSeen, response.duplicatesSeen());
+            if (response.clientId() != id || response.opId() != awaitedOpId)
+            {
+                throw new AssertionError("client " + id + " got an answer to op " + response.opId() + " awaiting " +
+                    awaitedOpId);
+            }
+            final boolean success = 1 == response.success();
+            final String read = response.value();
+            final String output = KvOp.GET == op ? read : KvOp.CAS == op ? Boolean.toString(success) : null;
+            history.add(new HistoryOperation(id, op.name().toLowerCase(), key, expected, value, callNs, nowNs, "ok",
+                output));
+            awaitedOpId = -1;
+        }
+    }
+
+    @Test
+    void everyHistoryIsLinearizableAndNoOperationIsAppliedTwice()
+    {
+        final String fixed = System.getProperty("lockstep.kv.seed");
+        final int seeds = null != fixed ? 1 : Integer.getInteger("lockstep.kv.seeds", 1000);
+        final long first = null != fixed ? Long.parseLong(fixed) : Long.getLong("lockstep.kv.firstSeed", 1);
+        final SeedProgress progress = new SeedProgress("key-value simulation");
+        long operations = 0;
+        for (long seed = first; seed < first + seeds; seed++)
+        {
+            try
+            {
+                operations += runOne(seed, seed % 2 == 0);
+            }
+            catch (final Throwable t)
+            {
+                throw new AssertionError("key-value simulation failed; replay: mvn -pl examples -am test " +
+                    "-Dsurefire.failIfNoSpecifiedTests=false -Dtest=KeyValueSimulationTest -Dlockstep.kv.seed=" + seed, t);
+            }
+            progress.seedDone(seed);
+        }
+        final double seconds = progress.seconds();
+        System.out.printf("key-value simulation: %d seeds from %d, %d operations, every history linearizable, none " +
+            "applied twice, %.1f s, %.0f seeds/s%n", seeds, first, operations, seconds, seeds / seconds);
+    }
+
+    private static int runOne(final long seed, final boolean snapshots)
+    {
+        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS, KeyValueService::new, snapshots);
+        final List<HistoryOperation> history = new ArrayList<>();
+        final Client[] clients = new Client[CLIENTS];
+        for (int c = 0; c < CLIENTS; c++)
+        {
+            clients[c] = new Client(c, cluster, history);
+        }
+        for (int s = 0; s < 3000; s++)
+        {
+            step(cluster, clients, true, true);
+        }
+        cluster.healAndStartAll();
+        for (int s = 0; s < 2000; s++)
+        {
+            step(cluster, clients, false, true);
+        }
+        int s = 0;
+        while (!(cluster.membersAgree() && idle(clients)))
+        {
+            assertTrue(++s < 60_000, "seed " + seed + ": did not settle" + cluster.describe());
+            step(cluster, clients, false, false);
+        }
+        for (final Client client : clients)
+        {
+            assertEquals(0, client.duplicatesSeen, "seed " + seed + ": an operation was applied twice");
+        }
+        final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
+        assertTrue(result.linearizable(), "seed " + seed + ": history of key " + result.badKey() +
+            " is not linearizable: " + result.detail());
+        return history.size();
+    }
+
+    private static void step(
+        final SimServiceCluster cluster, final Client[] clients, final boolean faults, final boolean clientsStart)
+    {
+        cluster.step(faults);
+        for (final Client client : clients)
+        {
+            client.nowNs = cluster.nowNs();
+            if (clientsStart)
+            {
+                client.maybeStart(cluster.random(), cluster.nowNs());
+            }
+            client.session.doWork(cluster.nowNs());
+        }
+    }
+
+    private static boolean idle(final Client[] clients)
+    {
+        for (final Client client : clients)
+        {
+            if (client.awaitedOpId >= 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}
