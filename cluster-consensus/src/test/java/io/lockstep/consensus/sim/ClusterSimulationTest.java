@@ -43,7 +43,9 @@ class ClusterSimulationTest
             }
             catch (final Throwable t)
             {
-                throw new AssertionError("simulation failed; replay: mvn -pl cluster-consensus test " +
+                final long failedSeed = seed;
+                throw new AssertionError("simulation failed (" + SeedReplay.again(
+                    () -> new Simulation(failedSeed, members).run(steps)) + "); replay: mvn -pl cluster-consensus test " +
                     "-Dtest=ClusterSimulationTest -Dlockstep.sim.seed=" + seed + " -Dlockstep.sim.steps=" + steps, t);
             }
             totalSteps += simulation.steps();

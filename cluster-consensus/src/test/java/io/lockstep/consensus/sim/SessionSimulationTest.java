@@ -337,7 +337,9 @@ class SessionSimulationTest
             }
             catch (final Throwable t)
             {
-                throw new AssertionError(name + " failed; replay: mvn -pl cluster-consensus test " +
+                final long failedSeed = seed;
+                throw new AssertionError(name + " failed (" + SeedReplay.again(() -> runOne(failedSeed, snapshots)) +
+                    "); replay: mvn -pl cluster-consensus test " +
                     "-Dtest=SessionSimulationTest#" + (snapshots ? "exactlyOnceHoldsWithSnapshotsPurgesAndInstalls" :
                     "everyClientMessageIsAppliedExactlyOnceOnEveryMemberThroughFailovers") +
                     " -Dlockstep.sessions.seed=" + seed, t);

@@ -2,6 +2,7 @@ package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.client.SessionClient;
 import io.lockstep.consensus.sim.SeedProgress;
+import io.lockstep.consensus.sim.SeedReplay;
 import io.lockstep.consensus.sim.SimServiceCluster;
 import io.lockstep.examples.kv.codecs.KvOp;
 import io.lockstep.examples.kv.codecs.KvRequestEncoder;
@@ -142,7 +143,9 @@ class KeyValueSimulationTest
             }
             catch (final Throwable t)
             {
-                throw new AssertionError("key-value simulation failed; replay: mvn -pl examples -am test " +
+                final long failedSeed = seed;
+                throw new AssertionError("key-value simulation failed (" + SeedReplay.again(
+                    () -> runOne(failedSeed, failedSeed % 2 == 0)) + "); replay: mvn -pl examples -am test " +
                     "-Dsurefire.failIfNoSpecifiedTests=false -Dtest=KeyValueSimulationTest -Dlockstep.kv.seed=" + seed, t);
             }
             progress.seedDone(seed);
