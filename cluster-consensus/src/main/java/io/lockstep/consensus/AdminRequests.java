@@ -63,6 +63,7 @@ final class AdminRequests
             return;
         }
         final long position = agent.appendLogEntry(LogEntryType.CLIENT_APPEND, buffer, offset, length);
+        agent.metrics().increment(MemberMetrics.CLIENT_APPENDS);
         pendingAppends.add(position, correlationId, endpoint);
     }
 

@@ -50,6 +50,7 @@ public final class ConsensusAgent implements Agent
     private final LeaderReplication leader;
     private final AdminRequests admin;
     private final FollowerLog followerLog;
+    private final MemberMetrics metrics = new MemberMetrics();
     private final PeerState[] peers;
     private final int quorum;
     private final boolean voting;
@@ -270,7 +271,36 @@ public final class ConsensusAgent implements Agent
             }
         }
         work += transport.flush(nowNs);
+        publishMetrics();
         return work;
+    }
+
+    /**
+     * Gauges for the metrics endpoint: a few release stores per duty cycle, no allocation.
+     */
+    private void publishMetrics()
+    {
+        metrics.set(MemberMetrics.ROLE, Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0);
+        metrics.set(MemberMetrics.TERM, term);
+        metrics.set(MemberMetrics.LEADER_ID, leaderId);
+        metrics.set(MemberMetrics.LOG_POSITION, log.appendedPosition());
+        metrics.set(MemberMetrics.COMMIT_POSITION, commitPosition);
+        metrics.set(MemberMetrics.LOG_START_POSITION, log.startPosition());
+        metrics.set(MemberMetrics.FOLLOWER_LAG_BYTES, Role.LEADER == role ? leader.maxLag() : 0);
+        metrics.set(MemberMetrics.OWES_LOST_FRAMES, LogOrder.owesPromisedFrames(log, termIndex.lastTerm()) ? 1 : 0);
+        if (null == serviceHooks)
+        {
+            metrics.set(MemberMetrics.APPLIED_POSITION, commitPosition);
+        }
+        metrics.increment(MemberMetrics.DUTY_CYCLES);
+    }
+
+    /**
+     * @return this member's counters and gauges (written by the member thread, readable from any).
+     */
+    public MemberMetrics metrics()
+    {
+        return metrics;
     }
 
     public void onClose()
@@ -329,6 +359,7 @@ public final class ConsensusAgent implements Agent
 
     private void startPreVote()
     {
+        metrics.increment(MemberMetrics.ELECTIONS_STARTED);
         role = Role.CANDIDATE;
         leaderId = -1;
         preVotePhase = true;
@@ -461,6 +492,7 @@ public final class ConsensusAgent implements Agent
     {
         role = Role.LEADER;
         leaderId = memberId;
+        metrics.increment(MemberMetrics.LEADERSHIPS_WON);
         log.flush();
         logClock.start(nowNs);
         final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
@@ -481,6 +513,7 @@ public final class ConsensusAgent implements Agent
         if (Role.LEADER == role)
         {
             logClock.stop();
+            metrics.increment(MemberMetrics.STEP_DOWNS);
             LOGGER.log(System.Logger.Level.INFO, "member {0} steps down as leader in term {1}", memberId, term);
             pendingAppends.failAll(publisher, newLeaderId);
         }
@@ -561,8 +594,10 @@ public final class ConsensusAgent implements Agent
         }
         followLeader(leaderTerm, fromLeaderId);
 
+        final long before = log.pendingPosition();
         final long position = followerLog.accept(prevPosition, prevTerm, buffer, offset, length, commitPosition,
             fromLeaderId);
+        metrics.add(MemberMetrics.LOG_BYTES_REPLICATED_IN, Math.max(0, log.pendingPosition() - before));
         if (followerLog.truncatedAt() >= 0)
         {
             matchedPosition = Math.min(matchedPosition, followerLog.truncatedAt());

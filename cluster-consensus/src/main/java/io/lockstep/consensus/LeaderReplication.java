@@ -274,6 +274,23 @@ final class LeaderReplication
     }
 
     /**
+     * @return bytes of this leader's log that the furthest-behind voting follower has not acknowledged as durable.
+     */
+    long maxLag()
+    {
+        final long end = log.appendedPosition();
+        long lag = 0;
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                lag = Math.max(lag, end - Math.max(0, peer.matchPosition));
+            }
+        }
+        return lag;
+    }
+
+    /**
      * Check-quorum: a leader that has not heard from a majority of voting members within the election timeout must
      * step down, so that a leader cut off from the cluster stops accepting work it cannot commit.
      *

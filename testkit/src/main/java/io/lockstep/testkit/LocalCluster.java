@@ -92,6 +92,26 @@ public final class LocalCluster implements AutoCloseable
         }
     }
 
+    /**
+     * Serve metrics on every member, each on a free port of its own (before starting them).
+     *
+     * @return the ports, by member id.
+     */
+    public int[] enableMetrics() throws IOException
+    {
+        final int[] metricsPorts = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            try (ServerSocket socket = new ServerSocket(0))
+            {
+                metricsPorts[i] = socket.getLocalPort();
+            }
+            Files.writeString(config(i), NodeConfig.METRICS_PORT + "=" + metricsPorts[i] + "\n", StandardCharsets.UTF_8,
+                StandardOpenOption.APPEND);
+        }
+        return metricsPorts;
+    }
+
     public List<Member> members()
     {
         final List<Member> members = new ArrayList<>();

@@ -37,6 +37,7 @@ public final class ClusterNode implements AutoCloseable
     private final NodeConfig config;
     private final Agent agent;
     private final AgentRunner runner;
+    private final MetricsServer metricsServer;
     private final Thread thread;
     private volatile Throwable fatal;
 
@@ -107,6 +108,26 @@ public final class ClusterNode implements AutoCloseable
             Integer.getInteger("lockstep.idle.spins", 10), Integer.getInteger("lockstep.idle.yields", 1), 1),
             t -> { }, null, guarded);
         thread = AgentRunner.startOnThread(runner);
+        metricsServer = startMetrics(config, consensus);
+    }
+
+    private MetricsServer startMetrics(final NodeConfig config, final ConsensusAgent consensus)
+    {
+        if (0 == config.metricsPort())
+        {
+            return null;
+        }
+        try
+        {
+            return new MetricsServer(config.metricsPort(), config.memberId(), consensus.metrics(),
+                () -> thread.isAlive() && null == fatal);
+        }
+        catch (final java.io.IOException ex)
+        {
+            runner.close();
+            throw new IllegalStateException(NodeConfig.METRICS_PORT + "=" + config.metricsPort() +
+                ": cannot serve metrics there: " + ex.getMessage(), ex);
+        }
     }
 
     private static io.lockstep.cluster.ClusteredService newService(final String className)
@@ -151,6 +172,10 @@ public final class ClusterNode implements AutoCloseable
 
     public void close()
     {
+        if (null != metricsServer)
+        {
+            metricsServer.close();
+        }
         runner.close();
     }
 
@@ -189,7 +214,8 @@ public final class ClusterNode implements AutoCloseable
         final Member self = config.members().stream().filter(m -> m.id() == config.memberId()).findFirst().orElseThrow();
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
-            ", durability " + config.durability().name().toLowerCase());
+            ", durability " + config.durability().name().toLowerCase() +
+            (0 == config.metricsPort() ? "" : ", metrics on http://*:" + config.metricsPort() + "/metrics"));
         System.out.flush();
         node.awaitTermination();
         if (null != node.fatalError())

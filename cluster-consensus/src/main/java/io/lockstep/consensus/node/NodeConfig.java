@@ -36,6 +36,8 @@ import java.util.Properties;
  * lockstep.snapshot.interval.bytes  the leader asks for a snapshot every this many bytes of log (default 128 MiB;
  *                             0: only when a tool asks)
  * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
+ * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
+ *                             interfaces (default 0: off)
  * </pre>
  * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
  * is still connected holds the leader to; snapshots add {@code keep + 1} times the state's size.
@@ -53,7 +55,8 @@ public record NodeConfig(
     String serviceClass,
     long sessionTimeoutMs,
     long snapshotIntervalBytes,
-    int snapshotKeep)
+    int snapshotKeep,
+    int metricsPort)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -66,6 +69,7 @@ public record NodeConfig(
     public static final String SESSION_TIMEOUT_MS = "lockstep.session.timeout.ms";
     public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
+    public static final String METRICS_PORT = "lockstep.metrics.port";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -147,6 +151,12 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + SNAPSHOT_INTERVAL_BYTES + " must be 0 (off) or at least 65536, " +
                 "not " + snapshotInterval);
         }
+        final int metricsPort = intValue(source, p, METRICS_PORT, 0);
+        if (metricsPort < 0 || metricsPort > 65535)
+        {
+            throw new ConfigException(source + ": " + METRICS_PORT + " must be a port in [1, 65535], or 0 for off, not " +
+                metricsPort);
+        }
         final int snapshotKeep = intValue(source, p, SNAPSHOT_KEEP, 2);
         if (snapshotKeep < 1 || snapshotKeep > 100)
         {
@@ -186,7 +196,7 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + ex.getMessage());
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
-            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep);
+            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort);
     }
 
     private static List<Member> parseMembers(final String source, final String value) throws ConfigException

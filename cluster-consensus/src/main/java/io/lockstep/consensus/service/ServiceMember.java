@@ -211,6 +211,12 @@ public final class ServiceMember implements Agent, ServiceHooks
             work += snapshotDuties();
         }
         work += transport.flush(consensus.nowNs());
+        final io.lockstep.consensus.MemberMetrics metrics = consensus.metrics();
+        metrics.set(io.lockstep.consensus.MemberMetrics.APPLIED_POSITION, container.appliedPosition());
+        metrics.set(io.lockstep.consensus.MemberMetrics.SESSIONS, container.sessionTable().size());
+        metrics.set(io.lockstep.consensus.MemberMetrics.SNAPSHOTS_TAKEN, snapshotsTaken);
+        metrics.set(io.lockstep.consensus.MemberMetrics.SNAPSHOT_POSITION,
+            null == storage ? -1 : storage.durablePosition());
         return work;
     }
 

@@ -36,6 +36,7 @@ class NodeConfigTest
         assertEquals(TimeoutProfile.LAN, config.timeouts());
         assertEquals(DurabilityPolicy.BATCH, config.durability());
         assertEquals(Path.of("data/node1"), config.dataDir());
+        assertEquals(0, config.metricsPort(), "metrics are off unless asked for");
     }
 
     @Test
@@ -62,6 +63,8 @@ class NodeConfigTest
         assertError("lockstep.durability must be batch or none", GOOD + "lockstep.durability=always\n");
         assertError("segmentLength must be a power of two", GOOD + "lockstep.log.segment.length=1000000\n");
         assertError("missing required key lockstep.data.dir", GOOD.replace("lockstep.data.dir=data/node1\n", ""));
+        assertError("lockstep.metrics.port must be a port in [1, 65535], or 0 for off, not 70000",
+            GOOD + "lockstep.metrics.port=70000\n");
 
         final NodeConfig.ConfigException missing = assertThrows(NodeConfig.ConfigException.class,
             () -> NodeConfig.load(dir.resolve("nope.properties"), new Properties()));

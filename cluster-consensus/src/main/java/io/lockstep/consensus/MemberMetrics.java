@@ -1,0 +1,134 @@
+package io.lockstep.consensus;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * One member's counters and gauges, written by the member's thread and read by any other (the metrics endpoint).
+ * Single writer: each value is written with a release store and read with an acquire load; no lock, no allocation,
+ * one array. Gauges are set once per duty cycle; counters are bumped where the event happens.
+ * <p>
+ * Names and help text are what {@code /metrics} prints (Prometheus text format); {@link #COUNTER} marks the monotonic
+ * ones (printed as {@code counter}, the rest as {@code gauge}).
+ */
+public final class MemberMetrics
+{
+    /** Role: 0 follower, 1 candidate, 2 leader. */
+    public static final int ROLE = 0;
+    public static final int TERM = 1;
+    /** The leader this member follows (or itself), -1 if none is known. */
+    public static final int LEADER_ID = 2;
+    public static final int LOG_POSITION = 3;
+    public static final int COMMIT_POSITION = 4;
+    public static final int LOG_START_POSITION = 5;
+    /** Entries applied by the service (the commit position for a member with no service). */
+    public static final int APPLIED_POSITION = 6;
+    /** Leader only: bytes the furthest-behind voting follower lacks of the leader's log; 0 elsewhere. */
+    public static final int FOLLOWER_LAG_BYTES = 7;
+    /** 1 while the member owes log frames it lost to disk damage (it neither stands nor votes short). */
+    public static final int OWES_LOST_FRAMES = 8;
+    public static final int ELECTIONS_STARTED = 9;
+    public static final int LEADERSHIPS_WON = 10;
+    public static final int STEP_DOWNS = 11;
+    public static final int LOG_BYTES_REPLICATED_IN = 12;
+    public static final int CLIENT_APPENDS = 13;
+    public static final int SESSIONS = 14;
+    public static final int SNAPSHOTS_TAKEN = 15;
+    public static final int SNAPSHOT_POSITION = 16;
+    public static final int DUTY_CYCLES = 17;
+
+    private static final int COUNT = 18;
+
+    /** The metric names, by index, without the {@code lockstep_} prefix. */
+    static final String[] NAMES = {
+        "role", "term", "leader_id", "log_position", "commit_position", "log_start_position", "applied_position",
+        "follower_lag_bytes", "owes_lost_frames", "elections_started_total", "leaderships_won_total",
+        "step_downs_total", "log_bytes_replicated_in_total", "client_appends_total", "sessions",
+        "snapshots_taken_total", "snapshot_position", "duty_cycles_total" };
+
+    /** Help text, by index. */
+    static final String[] HELP = {
+        "Role: 0 follower, 1 candidate, 2 leader", "Current term", "Leader this member follows, -1 if none known",
+        "Position after the last frame in the log", "Highest position known committed",
+        "First position still held (after purges)", "Position the service has applied up to",
+        "Leader only: bytes the furthest-behind voting follower lacks", "1 while frames lost to disk damage are owed",
+        "Pre-votes started", "Elections won", "Times this member stopped being leader",
+        "Log bytes appended from a leader", "Driver appends accepted as leader", "Open client sessions",
+        "Snapshots taken", "Position of the newest durable snapshot, -1 if none", "Duty cycles run" };
+
+    /** True for counters (monotonic), by index. */
+    static final boolean[] COUNTER = {
+        false, false, false, false, false, false, false, false, false, true, true, true, true, true, false, true,
+        false, true };
+
+    private final AtomicLongArray values = new AtomicLongArray(COUNT);
+
+    public MemberMetrics()
+    {
+        values.set(LEADER_ID, -1);
+        values.set(SNAPSHOT_POSITION, -1);
+    }
+
+    /**
+     * Set a gauge (member thread only).
+     */
+    public void set(final int metric, final long value)
+    {
+        values.setRelease(metric, value);
+    }
+
+    /**
+     * Count an event (member thread only: a plain read and a release store, not an atomic add).
+     */
+    public void increment(final int metric)
+    {
+        values.setRelease(metric, values.getPlain(metric) + 1);
+    }
+
+    /**
+     * Count several (member thread only).
+     */
+    public void add(final int metric, final long delta)
+    {
+        values.setRelease(metric, values.getPlain(metric) + delta);
+    }
+
+    /**
+     * @return the value, from any thread.
+     */
+    public long get(final int metric)
+    {
+        return values.getAcquire(metric);
+    }
+
+    /**
+     * @return how many metrics there are (indices 0 to count - 1).
+     */
+    public static int count()
+    {
+        return COUNT;
+    }
+
+    /**
+     * @return the metric's name, without the {@code lockstep_} prefix.
+     */
+    public static String name(final int metric)
+    {
+        return NAMES[metric];
+    }
+
+    /**
+     * @return the metric's help text.
+     */
+    public static String help(final int metric)
+    {
+        return HELP[metric];
+    }
+
+    /**
+     * @return true if the metric only ever rises.
+     */
+    public static boolean isCounter(final int metric)
+    {
+        return COUNTER[metric];
+    }
+}
