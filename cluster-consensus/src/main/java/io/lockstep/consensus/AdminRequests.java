@@ -97,6 +97,16 @@ final class AdminRequests
         serviceHooks.onSnapshotRequest(endpoint, correlationId);
     }
 
+    void onShutdownRequest(final int endpoint, final long correlationId)
+    {
+        if (Role.LEADER != agent.role() || null == serviceHooks || null == snapshots)
+        {
+            answer(endpoint, correlationId, false, -1);
+            return;
+        }
+        serviceHooks.onShutdownRequest(endpoint, correlationId);
+    }
+
     /**
      * Answer a request the service layer completed (a snapshot on demand).
      */

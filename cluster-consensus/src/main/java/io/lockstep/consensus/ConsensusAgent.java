@@ -296,6 +296,21 @@ public final class ConsensusAgent implements Agent
     }
 
     /**
+     * @return true if a connection to any other member is up.
+     */
+    public boolean anyPeerConnected()
+    {
+        for (final PeerState peer : peers)
+        {
+            if (transport.isConnected(peer.id))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * @return this member's counters and gauges (written by the member thread, readable from any).
      */
     public MemberMetrics metrics()

@@ -39,6 +39,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         new io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder();
     private final io.lockstep.consensus.codecs.SnapshotRequestDecoder snapshotRequest =
         new io.lockstep.consensus.codecs.SnapshotRequestDecoder();
+    private final io.lockstep.consensus.codecs.ShutdownRequestDecoder shutdownRequest =
+        new io.lockstep.consensus.codecs.ShutdownRequestDecoder();
 
     MemberProtocolAdapter(final ConsensusAgent agent)
     {
@@ -163,6 +165,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             case io.lockstep.consensus.codecs.SnapshotRequestDecoder.TEMPLATE_ID:
                 snapshotRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onSnapshotRequest(from, snapshotRequest.correlationId());
+                break;
+            case io.lockstep.consensus.codecs.ShutdownRequestDecoder.TEMPLATE_ID:
+                shutdownRequest.wrap(buffer, body, blockLength, version);
+                agent.admin().onShutdownRequest(from, shutdownRequest.correlationId());
                 break;
 
             case ClientAppendDecoder.TEMPLATE_ID:

@@ -22,6 +22,12 @@ public interface ServiceHooks
     void onSnapshotRequest(int endpoint, long correlationId);
 
     /**
+     * A tool asked this leader for an orderly shutdown; answer with {@link ConsensusAgent#answerTool} once this
+     * member's snapshot at the shutdown entry is durable.
+     */
+    void onShutdownRequest(int endpoint, long correlationId);
+
+    /**
      * A snapshot from the leader is installed and the log now starts at its position: state applied so far is
      * replaced by the snapshot's.
      */

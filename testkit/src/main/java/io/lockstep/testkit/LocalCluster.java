@@ -193,6 +193,21 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
+     * Wait for a member's process to exit by itself (an orderly shutdown).
+     *
+     * @return its exit code, or -1 if it did not exit within the timeout (it is left running).
+     */
+    public int awaitExit(final int i, final long timeoutMs) throws InterruptedException
+    {
+        final Process process = processes[i];
+        if (null == process || !process.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+        {
+            return -1;
+        }
+        return process.exitValue();
+    }
+
+    /**
      * @return the member's process id, or -1 if it is not running.
      */
     public long pid(final int i)

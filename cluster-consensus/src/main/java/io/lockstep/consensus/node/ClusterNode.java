@@ -80,15 +80,22 @@ public final class ClusterNode implements AutoCloseable
         {
             public int doWork()
             {
+                final int work;
                 try
                 {
-                    return agent.doWork();
+                    work = agent.doWork();
                 }
                 catch (final Throwable t)
                 {
                     fatal = t;
                     throw new AgentTerminationException(t);
                 }
+                if (agent instanceof io.lockstep.consensus.service.ServiceMember member && member.isStopped())
+                {
+                    // Orderly shutdown finished: the runner closes the member (log synced, files released).
+                    throw new AgentTerminationException("orderly shutdown");
+                }
+                return work;
             }
 
             public void onClose()
@@ -224,5 +231,8 @@ public final class ClusterNode implements AutoCloseable
             node.fatalError().printStackTrace();
             Runtime.getRuntime().halt(1);
         }
+        System.out.println("lockstep node " + config.memberId() + " stopped: orderly shutdown");
+        System.out.flush();
+        System.exit(0);
     }
 }

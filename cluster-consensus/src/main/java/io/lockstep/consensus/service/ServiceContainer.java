@@ -162,6 +162,7 @@ public final class ServiceContainer implements Cluster
     private final ServiceMessageDecoder serviceMessage = new ServiceMessageDecoder();
     private final BlockHandler blockHandler = this::onBlock;
     private final ClusterActionRequestDecoder clusterAction = new ClusterActionRequestDecoder();
+    private long shutdownPosition = -1;
     private final ContainerSnapshot containerSnapshot = new ContainerSnapshot();
     private org.agrona.concurrent.NanoClock pauseClock = () -> 0;
     private SnapshotTaken snapshotTaken;
@@ -314,6 +315,15 @@ public final class ServiceContainer implements Cluster
     public SessionTable sessionTable()
     {
         return sessions;
+    }
+
+    /**
+     * @return the position of the shutdown entry applied (the member stops once its snapshot there is durable),
+     * or -1 if none has been.
+     */
+    public long shutdownPosition()
+    {
+        return shutdownPosition;
     }
 
     public TimerTable timerTable()
@@ -533,6 +543,12 @@ public final class ServiceContainer implements Cluster
         if (ClusterAction.SNAPSHOT == clusterAction.action())
         {
             takeSnapshot();
+        }
+        else if (ClusterAction.SHUTDOWN == clusterAction.action())
+        {
+            // Every member snapshots here, so that the restart after the shutdown loads this state.
+            takeSnapshot();
+            shutdownPosition = entryEndPosition;
         }
     }
 

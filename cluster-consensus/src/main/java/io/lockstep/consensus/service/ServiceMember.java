@@ -83,6 +83,10 @@ public final class ServiceMember implements Agent, ServiceHooks
     private long lastPauseNs;
     private long maxPauseNs;
     private int lastImageLength;
+    /** Set once the member's snapshot at an applied shutdown entry is durable (leader: once it may stop too). */
+    private boolean stopped;
+    private long shutdownDeadlineNs = -1;
+    private static final long SHUTDOWN_LEADER_WAIT_NS = 5_000_000_000L;
 
     /**
      * A member without snapshots, running one service instance.
@@ -209,6 +213,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         if (null != storage)
         {
             work += snapshotDuties();
+            checkShutdown();
         }
         work += transport.flush(consensus.nowNs());
         final io.lockstep.consensus.MemberMetrics metrics = consensus.metrics();
@@ -259,12 +264,57 @@ public final class ServiceMember implements Agent, ServiceHooks
         return work;
     }
 
+    /**
+     * An orderly shutdown: once the snapshot this member took at the shutdown entry is durable (and any tool waiting
+     * on it answered), a follower stops. The leader stops last, once no other member is connected (they stopped, so
+     * they had learned the entry was committed) or after a bound of 5 s (a member that was down is not waited for),
+     * so that no follower is left without the leader it needs to learn that commit.
+     */
+    private void checkShutdown()
+    {
+        final long shutdownAt = container.shutdownPosition();
+        if (stopped || shutdownAt < 0 || storage.durablePosition() < shutdownAt || toolRequests > 0)
+        {
+            return;
+        }
+        if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+        {
+            stopped = true;
+        }
+        else if (shutdownDeadlineNs < 0)
+        {
+            shutdownDeadlineNs = consensus.nowNs() + SHUTDOWN_LEADER_WAIT_NS;
+        }
+        else if (!consensus.anyPeerConnected() || consensus.nowNs() >= shutdownDeadlineNs)
+        {
+            stopped = true;
+        }
+        if (stopped)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} stops: orderly shutdown at position {1}, snapshot durable",
+                consensus.memberId(), shutdownAt);
+        }
+    }
+
+    /**
+     * @return true once an orderly shutdown has finished on this member: its runner should stop it (exit 0).
+     */
+    public boolean isStopped()
+    {
+        return stopped;
+    }
+
     private long appendSnapshotAction()
+    {
+        return appendAction(ClusterAction.SNAPSHOT);
+    }
+
+    private long appendAction(final ClusterAction action)
     {
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + actionEncoder
             .wrapAndApplyHeader(actionBuffer, 0, actionHeader)
             .timestamp(consensus.logTimeNs())
-            .action(ClusterAction.SNAPSHOT)
+            .action(action)
             .encodedLength();
         return consensus.appendLogEntry(ClusterActionRequestEncoder.TEMPLATE_ID, actionBuffer, 0, length);
     }
@@ -365,12 +415,25 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     public void onSnapshotRequest(final int endpoint, final long correlationId)
     {
+        onToolRequest(endpoint, correlationId, ClusterAction.SNAPSHOT);
+    }
+
+    public void onShutdownRequest(final int endpoint, final long correlationId)
+    {
+        onToolRequest(endpoint, correlationId, ClusterAction.SHUTDOWN);
+    }
+
+    /**
+     * Append the action and answer the tool once this member's snapshot at or after it is durable.
+     */
+    private void onToolRequest(final int endpoint, final long correlationId, final ClusterAction action)
+    {
         if (toolRequests >= MAX_TOOL_REQUESTS)
         {
             consensus.answerTool(endpoint, correlationId, false, -1);
             return;
         }
-        final long position = appendSnapshotAction();
+        final long position = appendAction(action);
         if (position < 0)
         {
             consensus.answerTool(endpoint, correlationId, false, -1);

@@ -208,6 +208,22 @@ public final class AdminClient implements AutoCloseable
      */
     public long snapshot(final long timeoutMs)
     {
+        return askLeader(timeoutMs, false);
+    }
+
+    /**
+     * Ask the leader for an orderly shutdown: every member takes a snapshot at the shutdown entry and stops once it
+     * is durable, the leader last.
+     *
+     * @return the leader's snapshot position at the shutdown entry, or -1 if no leader confirmed it in time.
+     */
+    public long shutdown(final long timeoutMs)
+    {
+        return askLeader(timeoutMs, true);
+    }
+
+    private long askLeader(final long timeoutMs, final boolean shutdown)
+    {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline)
         {
@@ -221,12 +237,14 @@ public final class AdminClient implements AutoCloseable
                 pollOnce();
             }
             target = leader;
-            final io.lockstep.consensus.codecs.SnapshotRequestEncoder encoder =
+            final int length = shutdown ?
+                new io.lockstep.consensus.codecs.ShutdownRequestEncoder()
+                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength() :
                 new io.lockstep.consensus.codecs.SnapshotRequestEncoder()
-                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
+                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
             awaited = correlationId;
             awaitedStatus = null;
-            if (!transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()))
+            if (!transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
             {
                 continue;
             }
