@@ -4,6 +4,7 @@ import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.ServiceHooks;
 import io.lockstep.consensus.SnapshotImage;
@@ -216,12 +217,11 @@ public final class ServiceMember implements Agent, ServiceHooks
             checkShutdown();
         }
         work += transport.flush(consensus.nowNs());
-        final io.lockstep.consensus.MemberMetrics metrics = consensus.metrics();
-        metrics.set(io.lockstep.consensus.MemberMetrics.APPLIED_POSITION, container.appliedPosition());
-        metrics.set(io.lockstep.consensus.MemberMetrics.SESSIONS, container.sessionTable().size());
-        metrics.set(io.lockstep.consensus.MemberMetrics.SNAPSHOTS_TAKEN, snapshotsTaken);
-        metrics.set(io.lockstep.consensus.MemberMetrics.SNAPSHOT_POSITION,
-            null == storage ? -1 : storage.durablePosition());
+        final MemberMetrics metrics = consensus.metrics();
+        metrics.set(MemberMetrics.APPLIED_POSITION, container.appliedPosition());
+        metrics.set(MemberMetrics.SESSIONS, container.sessionTable().size());
+        metrics.set(MemberMetrics.SNAPSHOTS_TAKEN, snapshotsTaken);
+        metrics.set(MemberMetrics.SNAPSHOT_POSITION, null == storage ? -1 : storage.durablePosition());
         return work;
     }
 

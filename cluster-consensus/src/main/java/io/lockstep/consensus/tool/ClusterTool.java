@@ -10,6 +10,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.Locale;
 import java.util.Map;
 
@@ -184,11 +186,11 @@ public final class ClusterTool
                 "(no leader, or members run without a service)");
             return 1;
         }
-        final long deadline = start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        final long deadline = start + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         int running = memberCount;
         while (System.nanoTime() < deadline && (running = client.status(500).size()) > 0)
         {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+            LockSupport.parkNanos(50_000_000L);
         }
         out.printf("shutdown_position=%d members_still_running=%d elapsed_ms=%d%n", position, running,
             (System.nanoTime() - start) / 1_000_000);
