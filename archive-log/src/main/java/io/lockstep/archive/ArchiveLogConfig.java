@@ -52,6 +52,21 @@ public final class ArchiveLogConfig
     }
 
     /**
+     * Settings that open an existing log directory as it was created, for tools that do not know the configuration
+     * it was written with.
+     *
+     * @param directory an existing log directory.
+     * @return settings with its segment length, batch bound and initial position.
+     * @throws ArchiveException if it holds no readable descriptor.
+     */
+    public static ArchiveLogConfig forExisting(final Path directory)
+    {
+        final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
+        return new ArchiveLogConfig().directory(directory).segmentLength(values.segmentLength())
+            .maxBatchLength(values.maxBatchLength()).initialPosition(values.initialPosition());
+    }
+
+    /**
      * A promise a new log directory inherits from the one it replaces (a log reset to a snapshot), so that frames
      * the old log may have acknowledged stay owed: see {@link ArchiveLog#promisedPosition()}.
      *

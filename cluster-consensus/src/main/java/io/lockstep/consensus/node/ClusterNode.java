@@ -38,6 +38,13 @@ public final class ClusterNode implements AutoCloseable
     private final Agent agent;
     private final AgentRunner runner;
     private final MetricsServer metricsServer;
+
+    /** Bound on open client sessions. Part of replicated state: {@code tool replay} must use the same. */
+    public static final int MAX_SESSIONS = 4096;
+    /** Egress kept per session, for resending after a failover. Part of replicated state. */
+    public static final int EGRESS_BUFFER_BYTES = 256 * 1024;
+    /** Bound on scheduled timers. Part of replicated state. */
+    public static final int MAX_TIMERS = 64 * 1024;
     private final Thread thread;
     private volatile Throwable fatal;
 
@@ -72,7 +79,7 @@ public final class ClusterNode implements AutoCloseable
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
             new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
                 config.snapshotKeep(), new SystemNanoClock()),
-            TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), 4096, 256 * 1024, 64 * 1024,
+            TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
             new BackoffIdleStrategy());
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 

@@ -44,9 +44,14 @@ public final class ClusterTool
 
     static int run(final String[] args, final PrintStream out, final PrintStream err)
     {
+        if (args.length > 0 && "replay".equals(args[0]))
+        {
+            return replay(args, out, err);
+        }
         if (args.length < 3 || !"--config".equals(args[1]))
         {
-            err.println("usage: lockstep tool status|append|step-down|snapshot|shutdown --config FILE [options]");
+            err.println("usage: lockstep tool status|append|step-down|snapshot|shutdown --config FILE [options]\n" +
+                "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
         }
         final List<Member> members;
@@ -202,6 +207,72 @@ public final class ClusterTool
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * {@code replay DATA_DIR --service CLASS [--to POSITION]}: offline, nothing written to the source.
+     * Exit 0 with the state hash; 1 if the target cannot be reached; 2 for a usage or class error.
+     */
+    private static int replay(final String[] args, final PrintStream out, final PrintStream err)
+    {
+        String service = null;
+        long to = -1;
+        for (int i = 2; i + 1 < args.length; i += 2)
+        {
+            switch (args[i])
+            {
+                case "--service" -> service = args[i + 1];
+                case "--to" -> to = Long.parseLong(args[i + 1]);
+                default ->
+                {
+                    err.println("lockstep tool replay: unknown option '" + args[i] + "'");
+                    return 2;
+                }
+            }
+        }
+        if (args.length < 4 || null == service)
+        {
+            err.println("usage: lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
+            return 2;
+        }
+        final Path dataDir = Path.of(args[1]);
+        final String serviceClass = service;
+        try
+        {
+            Class.forName(serviceClass);
+        }
+        catch (final ClassNotFoundException ex)
+        {
+            err.println("lockstep tool replay: no class " + serviceClass + " on the class path");
+            return 2;
+        }
+        try
+        {
+            final LogReplay.Result result = LogReplay.replay(dataDir, () -> newService(serviceClass), to);
+            out.printf(Locale.ROOT, "replay dir=%s service=%s from_snapshot=%d applied_position=%d log_end=%d " +
+                "state_hash=%016x%n", dataDir, serviceClass, result.snapshotPosition(), result.appliedPosition(),
+                result.logEnd(), result.stateHash());
+            return 0;
+        }
+        catch (final IllegalArgumentException | IllegalStateException | java.io.IOException |
+            io.lockstep.archive.ArchiveException ex)
+        {
+            err.println("lockstep tool replay: " + ex.getMessage());
+            return 1;
+        }
+    }
+
+    private static io.lockstep.cluster.ClusteredService newService(final String className)
+    {
+        try
+        {
+            return (io.lockstep.cluster.ClusteredService)Class.forName(className).getDeclaredConstructor().newInstance();
+        }
+        catch (final ReflectiveOperationException | ClassCastException ex)
+        {
+            throw new IllegalStateException(className + " is not a ClusteredService with a no-argument constructor: " +
+                ex, ex);
+        }
     }
 
     private static int option(final String[] args, final String name, final int fallback)
