@@ -156,31 +156,12 @@ public final class ConsensusAgent implements Agent
     }
 
     /**
-     * Start from a loaded snapshot: it covers committed state up to its position, so that much is committed. If the
-     * log ends below it, or holds another entry ending there, the log is reset to start at the snapshot (the leader
-     * sends the rest): nothing in it is lost that was committed, because a committed entry at or before the snapshot
-     * is in it, and by log matching no entry after a mismatch can be committed. A log that starts above the
-     * snapshot is another matter (the newest snapshot was damaged and an older one is all there is): it may hold
-     * entries this member acknowledged, so the member refuses to start rather than discard them.
+     * Start from a loaded snapshot: that much is committed. Whether the log joins it, is restarted at it, or is kept
+     * and the start refused is {@link FollowerLog#startFromSnapshot}'s decision.
      */
     public void startFromSnapshot(final long position, final long snapshotTerm)
     {
-        if (log.startPosition() > position)
-        {
-            // The log may hold entries this member acknowledged: discarding it could lose a committed entry.
-            throw new IllegalStateException("member " + memberId + ": the log starts at " + log.startPosition() +
-                ", above the newest usable snapshot at " + position + ", so the state between cannot be rebuilt " +
-                "here; the log is kept, not discarded, because it may hold acknowledged entries. Restore a snapshot " +
-                "at or above " + log.startPosition() + ", or move this member's data directory away so that it " +
-                "rejoins empty and is sent the leader's snapshot");
-        }
-        if (!followerLog.joins(position, snapshotTerm))
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: log [{1}, {2}) does not join the snapshot at {3} " +
-                "(term {4}); the log restarts at the snapshot", memberId, log.startPosition(), log.pendingPosition(),
-                position, snapshotTerm);
-            followerLog.restartAt(position, snapshotTerm);
-        }
+        followerLog.startFromSnapshot(position, snapshotTerm);
         commitPosition = Math.max(commitPosition, position);
     }
 
@@ -280,19 +261,9 @@ public final class ConsensusAgent implements Agent
      */
     private void publishMetrics()
     {
-        metrics.set(MemberMetrics.ROLE, Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0);
-        metrics.set(MemberMetrics.TERM, term);
-        metrics.set(MemberMetrics.LEADER_ID, leaderId);
-        metrics.set(MemberMetrics.LOG_POSITION, log.appendedPosition());
-        metrics.set(MemberMetrics.COMMIT_POSITION, commitPosition);
-        metrics.set(MemberMetrics.LOG_START_POSITION, log.startPosition());
-        metrics.set(MemberMetrics.FOLLOWER_LAG_BYTES, Role.LEADER == role ? leader.maxLag() : 0);
-        metrics.set(MemberMetrics.OWES_LOST_FRAMES, LogOrder.owesPromisedFrames(log, termIndex.lastTerm()) ? 1 : 0);
-        if (null == serviceHooks)
-        {
-            metrics.set(MemberMetrics.APPLIED_POSITION, commitPosition);
-        }
-        metrics.increment(MemberMetrics.DUTY_CYCLES);
+        metrics.onDutyCycle(Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0, term, leaderId,
+            log.appendedPosition(), commitPosition, log.startPosition(), Role.LEADER == role ? leader.maxLag() : 0,
+            LogOrder.owesPromisedFrames(log, termIndex.lastTerm()), null == serviceHooks);
     }
 
     /**
@@ -300,14 +271,7 @@ public final class ConsensusAgent implements Agent
      */
     public boolean anyPeerConnected()
     {
-        for (final PeerState peer : peers)
-        {
-            if (transport.isConnected(peer.id))
-            {
-                return true;
-            }
-        }
-        return false;
+        return leader.anyPeerConnected(transport);
     }
 
     /**

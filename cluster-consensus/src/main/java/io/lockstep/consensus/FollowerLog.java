@@ -144,6 +144,34 @@ final class FollowerLog
     }
 
     /**
+     * Start from a loaded snapshot: it covers committed state up to its position. If the log ends below it, or holds
+     * another entry ending there, the log is restarted at the snapshot (the leader sends the rest): nothing in it is
+     * lost that was committed, because a committed entry at or before the snapshot is in it, and by log matching no
+     * entry after a mismatch can be committed. A log that starts above the snapshot is another matter (the newest
+     * snapshot was damaged and an older one is all there is): it may hold entries this member acknowledged, so the
+     * member refuses to start rather than discard them.
+     */
+    void startFromSnapshot(final long position, final long snapshotTerm)
+    {
+        if (log.startPosition() > position)
+        {
+            // The log may hold entries this member acknowledged: discarding it could lose a committed entry.
+            throw new IllegalStateException("member " + memberId + ": the log starts at " + log.startPosition() +
+                ", above the newest usable snapshot at " + position + ", so the state between cannot be rebuilt " +
+                "here; the log is kept, not discarded, because it may hold acknowledged entries. Restore a snapshot " +
+                "at or above " + log.startPosition() + ", or move this member's data directory away so that it " +
+                "rejoins empty and is sent the leader's snapshot");
+        }
+        if (!joins(position, snapshotTerm))
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: log [{1}, {2}) does not join the snapshot at {3} " +
+                "(term {4}); the log restarts at the snapshot", memberId, log.startPosition(), log.pendingPosition(),
+                position, snapshotTerm);
+            restartAt(position, snapshotTerm);
+        }
+    }
+
+    /**
      * @return true if this log holds the entry ending at a snapshot's position, with the snapshot's term: the log
      * then joins the snapshot, and the entries after it are kept (they may be committed entries this member
      * acknowledged). Flushes first, so that every frame is visible.

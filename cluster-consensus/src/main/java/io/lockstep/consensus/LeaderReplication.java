@@ -375,6 +375,21 @@ final class LeaderReplication
         transferTarget = -1;
     }
 
+    /**
+     * @return true if a connection to any other member is up.
+     */
+    boolean anyPeerConnected(final io.lockstep.cluster.transport.Transport transport)
+    {
+        for (final PeerState peer : peers)
+        {
+            if (transport.isConnected(peer.id))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     PeerState peer(final int id)
     {
         for (final PeerState peer : peers)

@@ -69,6 +69,36 @@ public final class MemberMetrics
     }
 
     /**
+     * The consensus agent's gauges, once per duty cycle (member thread only): a few release stores, no allocation.
+     */
+    public void onDutyCycle(
+        final int role,
+        final long term,
+        final int leaderId,
+        final long logPosition,
+        final long commitPosition,
+        final long logStartPosition,
+        final long followerLagBytes,
+        final boolean owesLostFrames,
+        final boolean appliedIsCommit)
+    {
+        set(ROLE, role);
+        set(TERM, term);
+        set(LEADER_ID, leaderId);
+        set(LOG_POSITION, logPosition);
+        set(COMMIT_POSITION, commitPosition);
+        set(LOG_START_POSITION, logStartPosition);
+        set(FOLLOWER_LAG_BYTES, followerLagBytes);
+        set(OWES_LOST_FRAMES, owesLostFrames ? 1 : 0);
+        if (appliedIsCommit)
+        {
+            // A member without a service applies nothing: what it has is what is committed.
+            set(APPLIED_POSITION, commitPosition);
+        }
+        increment(DUTY_CYCLES);
+    }
+
+    /**
      * Set a gauge (member thread only).
      */
     public void set(final int metric, final long value)
