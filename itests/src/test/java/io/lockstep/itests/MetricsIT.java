@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -118,34 +119,47 @@ class MetricsIT
 
     private void awaitStatus(final int port, final String path, final int status, final String what) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        int last = -1;
-        while (System.nanoTime() < deadline)
+        final Integer last = await(() -> get(port, path).statusCode(), code -> code == status);
+        if (null != last)
         {
-            last = get(port, path).statusCode();
-            if (last == status)
-            {
-                return;
-            }
-            Thread.sleep(20);
+            throw new AssertionError(what + ": " + path + " answered " + last + " for 20 s");
         }
-        throw new AssertionError(what + ": " + path + " answered " + last + " for 20 s");
     }
 
     private void awaitMetric(final int port, final String name, final Predicate<Long> condition, final String what)
         throws Exception
     {
+        final Long last = await(() -> scrape(port).get(name), value -> null != value && condition.test(value));
+        if (null != last)
+        {
+            throw new AssertionError(what + ": " + name + " was " + last + " for 20 s");
+        }
+    }
+
+    @FunctionalInterface
+    private interface Probe<T>
+    {
+        T read() throws Exception;
+    }
+
+    /**
+     * Probe until the condition holds, for at most 20 s, 20 ms apart (each probe is an HTTP request).
+     *
+     * @return null once the condition held; else the last value read.
+     */
+    private static <T> T await(final Probe<T> probe, final Predicate<T> condition) throws Exception
+    {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        Long last = null;
+        T last = null;
         while (System.nanoTime() < deadline)
         {
-            last = scrape(port).get(name);
-            if (null != last && condition.test(last))
+            last = probe.read();
+            if (condition.test(last))
             {
-                return;
+                return null;
             }
-            Thread.sleep(20);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
-        throw new AssertionError(what + ": " + name + " was " + last + " for 20 s");
+        return last;
     }
 }

@@ -144,7 +144,11 @@ public final class ClusterNode implements AutoCloseable
         }
     }
 
-    private static io.lockstep.cluster.ClusteredService newService(final String className)
+    /**
+     * @return a new instance of a ClusteredService class named in configuration (no-argument constructor).
+     * @throws IllegalStateException naming the class if it cannot be made.
+     */
+    public static io.lockstep.cluster.ClusteredService newService(final String className)
     {
         try
         {

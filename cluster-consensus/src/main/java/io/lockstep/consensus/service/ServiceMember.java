@@ -258,7 +258,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         else if (settings.intervalBytes() > 0 && container.lastSnapshotPosition() >= requestedSnapshotAt &&
             consensus.logPosition() - Math.max(0, container.lastSnapshotPosition()) >= settings.intervalBytes())
         {
-            requestedSnapshotAt = appendSnapshotAction();
+            requestedSnapshotAt = appendAction(ClusterAction.SNAPSHOT);
             work++;
         }
         return work;
@@ -302,11 +302,6 @@ public final class ServiceMember implements Agent, ServiceHooks
     public boolean isStopped()
     {
         return stopped;
-    }
-
-    private long appendSnapshotAction()
-    {
-        return appendAction(ClusterAction.SNAPSHOT);
     }
 
     private long appendAction(final ClusterAction action)

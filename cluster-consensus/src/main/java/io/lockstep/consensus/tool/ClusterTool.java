@@ -1,5 +1,6 @@
 package io.lockstep.consensus.tool;
 
+import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
 
 import io.lockstep.cluster.transport.Member;
@@ -248,7 +249,7 @@ public final class ClusterTool
         }
         try
         {
-            final LogReplay.Result result = LogReplay.replay(dataDir, () -> newService(serviceClass), to);
+            final LogReplay.Result result = LogReplay.replay(dataDir, () -> ClusterNode.newService(serviceClass), to);
             out.printf(Locale.ROOT, "replay dir=%s service=%s from_snapshot=%d applied_position=%d log_end=%d " +
                 "state_hash=%016x%n", dataDir, serviceClass, result.snapshotPosition(), result.appliedPosition(),
                 result.logEnd(), result.stateHash());
@@ -259,19 +260,6 @@ public final class ClusterTool
         {
             err.println("lockstep tool replay: " + ex.getMessage());
             return 1;
-        }
-    }
-
-    private static io.lockstep.cluster.ClusteredService newService(final String className)
-    {
-        try
-        {
-            return (io.lockstep.cluster.ClusteredService)Class.forName(className).getDeclaredConstructor().newInstance();
-        }
-        catch (final ReflectiveOperationException | ClassCastException ex)
-        {
-            throw new IllegalStateException(className + " is not a ClusteredService with a no-argument constructor: " +
-                ex, ex);
         }
     }
 

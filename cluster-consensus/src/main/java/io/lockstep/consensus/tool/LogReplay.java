@@ -10,12 +10,12 @@ import io.lockstep.consensus.service.SessionTable;
 import io.lockstep.consensus.service.TimerTable;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
 import io.lockstep.consensus.storage.FileSnapshotStorage;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.NoOpIdleStrategy;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -103,7 +103,7 @@ public final class LogReplay
         }
         finally
         {
-            deleteTree(scratch);
+            IoUtil.delete(scratch.toFile(), false);
         }
     }
 
@@ -122,17 +122,6 @@ public final class LogReplay
                 {
                     Files.copy(p, target);
                 }
-            }
-        }
-    }
-
-    private static void deleteTree(final Path dir) throws IOException
-    {
-        try (Stream<Path> files = Files.walk(dir))
-        {
-            for (final Path p : (Iterable<Path>)files.sorted(Comparator.reverseOrder())::iterator)
-            {
-                Files.delete(p);
             }
         }
     }
