@@ -51,7 +51,7 @@ public final class FailoverBenchmark
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
         long sent = 0;
-        try (AdminClient admin = new AdminClient(cluster.members());
+        try (AdminClient admin = cluster.adminClient();
             ClusterClient client = ClusterClient.connect(cluster.members(), this::onEcho))
         {
             if (!client.awaitConnected(20_000))

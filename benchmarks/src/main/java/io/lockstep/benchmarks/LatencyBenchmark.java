@@ -122,7 +122,7 @@ public final class LatencyBenchmark
             }
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
-            try (io.lockstep.consensus.tool.AdminClient admin = new io.lockstep.consensus.tool.AdminClient(cluster.members()))
+            try (io.lockstep.consensus.tool.AdminClient admin = cluster.adminClient())
             {
                 for (final io.lockstep.consensus.tool.AdminClient.Status s : admin.status(1000).values())
                 {

@@ -2,7 +2,16 @@ package io.lockstep.consensus;
 
 import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.Role;
+import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.cluster.codecs.SessionEventCode;
+import io.lockstep.cluster.codecs.SessionEventEncoder;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import io.lockstep.consensus.codecs.ErrorsResponseEncoder;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
 
@@ -17,16 +26,25 @@ final class AdminRequests
     private final ConsensusAgent agent;
     private final ConsensusConfig config;
     private final RaftLog log;
+    private final Transport transport;
     private final MemberProtocolPublisher publisher;
     private final LeaderReplication leader;
     private final PendingAppends pendingAppends;
     private ServiceHooks serviceHooks;
     private SnapshotStorage snapshots;
+    private final UnsafeBuffer refusalBuffer = new UnsafeBuffer(new byte[256]);
+    private final SessionEventEncoder refusal = new SessionEventEncoder();
+    private final MessageHeaderEncoder refusalHeader = new MessageHeaderEncoder();
+    private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
+    private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
+    private final io.lockstep.consensus.codecs.MessageHeaderEncoder memberHeader =
+        new io.lockstep.consensus.codecs.MessageHeaderEncoder();
 
     AdminRequests(
         final ConsensusAgent agent,
         final ConsensusConfig config,
         final RaftLog log,
+        final Transport transport,
         final MemberProtocolPublisher publisher,
         final LeaderReplication leader,
         final PendingAppends pendingAppends)
@@ -34,6 +52,7 @@ final class AdminRequests
         this.agent = agent;
         this.config = config;
         this.log = log;
+        this.transport = transport;
         this.publisher = publisher;
         this.leader = leader;
         this.pendingAppends = pendingAppends;
@@ -67,6 +86,43 @@ final class AdminRequests
         pendingAppends.add(position, correlationId, endpoint);
     }
 
+    /**
+     * A tool request on a connection that did not prove the cluster secret: refused, with the reason, in the
+     * client protocol's words (so that a tool without the secret can say why), counted, and logged.
+     */
+    void refuseUntrusted(final int endpoint, final long correlationId, final int templateId)
+    {
+        agent.metrics().increment(MemberMetrics.UNTRUSTED_REQUESTS);
+        agent.errors().record("untrusted-request", "refused tool request (template " + templateId + ") from a " +
+            "connection that did not prove the cluster secret");
+        final int length = refusal.wrapAndApplyHeader(refusalBuffer, 0, refusalHeader)
+            .correlationId(correlationId).sessionId(-1).code(SessionEventCode.AUTHENTICATION_REJECTED)
+            .leaderId(agent.leaderId()).appliedSequence(-1)
+            .detail("tool requests need the cluster secret (lockstep.cluster.secret.file)").encodedLength();
+        transport.send(endpoint, refusalBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+    }
+
+    /**
+     * This member's recent errors, each message cut to 240 characters so that 64 of them fit one response.
+     */
+    void onErrorsRequest(final int endpoint, final long correlationId)
+    {
+        final List<MemberErrors.Entry> recent = agent.errors().recent();
+        final ErrorsResponseEncoder response = errorsEncoder.wrapAndApplyHeader(errorsBuffer, 0, memberHeader)
+            .correlationId(correlationId).memberId(agent.memberId()).totalErrors(agent.errors().total());
+        final ErrorsResponseEncoder.ErrorsEncoder group = response.errorsCount(recent.size());
+        for (final MemberErrors.Entry e : recent)
+        {
+            final String message = e.message().length() > 240 ? e.message().substring(0, 240) + "..." : e.message();
+            final byte[] kind = e.kind().getBytes(StandardCharsets.UTF_8);
+            final byte[] text = message.getBytes(StandardCharsets.UTF_8);
+            group.next().occurrences(e.count()).firstEpochNs(e.firstEpochNs()).lastEpochNs(e.lastEpochNs())
+                .putKind(kind, 0, kind.length).putMessage(text, 0, text.length);
+        }
+        transport.send(endpoint, errorsBuffer, 0,
+            io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + response.encodedLength());
+    }
+
     void onStatusRequest(final int endpoint, final long correlationId)
     {
         publisher.statusResponse(endpoint, correlationId, agent.memberId(), agent.role(), agent.term(),
@@ -95,6 +151,16 @@ final class AdminRequests
             return;
         }
         serviceHooks.onSnapshotRequest(endpoint, correlationId);
+    }
+
+    void onSuspendRequest(final int endpoint, final long correlationId, final boolean suspend)
+    {
+        if (Role.LEADER != agent.role() || null == serviceHooks)
+        {
+            answer(endpoint, correlationId, false, -1);
+            return;
+        }
+        serviceHooks.onSuspendRequest(endpoint, correlationId, suspend);
     }
 
     void onShutdownRequest(final int endpoint, final long correlationId)

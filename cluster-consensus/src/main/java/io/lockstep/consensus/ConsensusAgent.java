@@ -51,6 +51,7 @@ public final class ConsensusAgent implements Agent
     private final AdminRequests admin;
     private final FollowerLog followerLog;
     private final MemberMetrics metrics = new MemberMetrics();
+    private final MemberErrors errors;
     private final PeerState[] peers;
     private final int quorum;
     private final boolean voting;
@@ -108,17 +109,18 @@ public final class ConsensusAgent implements Agent
         this.memberId = config.memberId();
         this.clock = clock;
         this.logClock = new LogClock(wallClock);
+        this.errors = new MemberErrors(wallClock, metrics);
         this.transport = transport;
         this.log = log;
         this.electionState = electionState;
         this.random = random;
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes());
-        this.adapter = new MemberProtocolAdapter(this);
+        this.adapter = new MemberProtocolAdapter(this, transport);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends);
-        this.admin = new AdminRequests(this, config, log, publisher, leader, pendingAppends);
+        this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends);
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock);
         this.peers = leader.peers();
         this.quorum = leader.quorum();
@@ -187,17 +189,13 @@ public final class ConsensusAgent implements Agent
         return log.purge(bound, termIndex::termAt);
     }
 
-    /**
-     * Answer a tool's request (sent as a ClientAppendAck).
-     */
+    /** Answer a tool's request (sent as a ClientAppendAck). */
     public void answerTool(final int endpoint, final long correlationId, final boolean ok, final long position)
     {
         admin.answer(endpoint, correlationId, ok, position);
     }
 
-    /**
-     * @return the handler of tool and driver requests.
-     */
+    /** @return the handler of tool and driver requests. */
     AdminRequests admin()
     {
         return admin;
@@ -280,6 +278,12 @@ public final class ConsensusAgent implements Agent
     public MemberMetrics metrics()
     {
         return metrics;
+    }
+
+    /** @return this member's recent errors (member thread only). */
+    public MemberErrors errors()
+    {
+        return errors;
     }
 
     public void onClose()
@@ -792,6 +796,4 @@ public final class ConsensusAgent implements Agent
     {
         logClock.observe(timestampNs);
     }
-
-
 }

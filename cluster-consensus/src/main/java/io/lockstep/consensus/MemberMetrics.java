@@ -35,30 +35,52 @@ public final class MemberMetrics
     public static final int SNAPSHOTS_TAKEN = 15;
     public static final int SNAPSHOT_POSITION = 16;
     public static final int DUTY_CYCLES = 17;
+    /** Connections refused or dropped by the transport (bad handshake, wrong secret, garbage). */
+    public static final int CONNECTIONS_REFUSED = 18;
+    /** Tool requests refused because the connection had not proved the cluster secret. */
+    public static final int UNTRUSTED_REQUESTS = 19;
+    /** Client connects and resumes the authenticator rejected. */
+    public static final int CLIENT_AUTH_REJECTED = 20;
+    /** Errors recorded in the member's error log ({@code tool errors} lists them). */
+    public static final int ERRORS = 21;
+    /** 1 while client ingress and timers are held (tool suspend). */
+    public static final int SUSPENDED = 22;
 
-    private static final int COUNT = 18;
+    /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
+    private record Definition(String name, String help, boolean counter)
+    {
+    }
 
-    /** The metric names, by index, without the {@code lockstep_} prefix. */
-    static final String[] NAMES = {
-        "role", "term", "leader_id", "log_position", "commit_position", "log_start_position", "applied_position",
-        "follower_lag_bytes", "owes_lost_frames", "elections_started_total", "leaderships_won_total",
-        "step_downs_total", "log_bytes_replicated_in_total", "client_appends_total", "sessions",
-        "snapshots_taken_total", "snapshot_position", "duty_cycles_total" };
+    /** By index; the order is the constants'. */
+    private static final Definition[] DEFINITIONS = {
+        new Definition("role", "Role: 0 follower, 1 candidate, 2 leader", false),
+        new Definition("term", "Current term", false),
+        new Definition("leader_id", "Leader this member follows, -1 if none known", false),
+        new Definition("log_position", "Position after the last frame in the log", false),
+        new Definition("commit_position", "Highest position known committed", false),
+        new Definition("log_start_position", "First position still held (after purges)", false),
+        new Definition("applied_position", "Position the service has applied up to", false),
+        new Definition("follower_lag_bytes", "Leader only: bytes the furthest-behind voting follower lacks", false),
+        new Definition("owes_lost_frames", "1 while frames lost to disk damage are owed", false),
+        new Definition("elections_started_total", "Pre-votes started", true),
+        new Definition("leaderships_won_total", "Elections won", true),
+        new Definition("step_downs_total", "Times this member stopped being leader", true),
+        new Definition("log_bytes_replicated_in_total", "Log bytes appended from a leader", true),
+        new Definition("client_appends_total", "Driver appends accepted as leader", true),
+        new Definition("sessions", "Open client sessions", false),
+        new Definition("snapshots_taken_total", "Snapshots taken", true),
+        new Definition("snapshot_position", "Position of the newest durable snapshot, -1 if none", false),
+        new Definition("duty_cycles_total", "Duty cycles run", true),
+        new Definition("connections_refused_total", "Connections refused or dropped: bad handshake, wrong " +
+            "cluster secret, garbage", true),
+        new Definition("untrusted_requests_total", "Tool requests refused: the connection did not prove the " +
+            "cluster secret", true),
+        new Definition("client_auth_rejected_total", "Client connects and resumes the authenticator rejected", true),
+        new Definition("errors_total", "Errors recorded (tool errors lists the recent ones)", true),
+        new Definition("suspended", "1 while client ingress and timers are held (tool suspend)", false),
+    };
 
-    /** Help text, by index. */
-    static final String[] HELP = {
-        "Role: 0 follower, 1 candidate, 2 leader", "Current term", "Leader this member follows, -1 if none known",
-        "Position after the last frame in the log", "Highest position known committed",
-        "First position still held (after purges)", "Position the service has applied up to",
-        "Leader only: bytes the furthest-behind voting follower lacks", "1 while frames lost to disk damage are owed",
-        "Pre-votes started", "Elections won", "Times this member stopped being leader",
-        "Log bytes appended from a leader", "Driver appends accepted as leader", "Open client sessions",
-        "Snapshots taken", "Position of the newest durable snapshot, -1 if none", "Duty cycles run" };
-
-    /** True for counters (monotonic), by index. */
-    static final boolean[] COUNTER = {
-        false, false, false, false, false, false, false, false, false, true, true, true, true, true, false, true,
-        false, true };
+    private static final int COUNT = DEFINITIONS.length;
 
     private final AtomicLongArray values = new AtomicLongArray(COUNT);
 
@@ -143,7 +165,7 @@ public final class MemberMetrics
      */
     public static String name(final int metric)
     {
-        return NAMES[metric];
+        return DEFINITIONS[metric].name();
     }
 
     /**
@@ -151,7 +173,7 @@ public final class MemberMetrics
      */
     public static String help(final int metric)
     {
-        return HELP[metric];
+        return DEFINITIONS[metric].help();
     }
 
     /**
@@ -159,6 +181,6 @@ public final class MemberMetrics
      */
     public static boolean isCounter(final int metric)
     {
-        return COUNTER[metric];
+        return DEFINITIONS[metric].counter();
     }
 }

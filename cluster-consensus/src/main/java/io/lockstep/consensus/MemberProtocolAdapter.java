@@ -24,6 +24,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private static final System.Logger LOGGER = System.getLogger(MemberProtocolAdapter.class.getName());
 
     private final ConsensusAgent agent;
+    private final Transport transport;
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final RequestVoteDecoder requestVote = new RequestVoteDecoder();
     private final VoteDecoder vote = new VoteDecoder();
@@ -42,9 +43,13 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final io.lockstep.consensus.codecs.ShutdownRequestDecoder shutdownRequest =
         new io.lockstep.consensus.codecs.ShutdownRequestDecoder();
 
-    MemberProtocolAdapter(final ConsensusAgent agent)
+    private final io.lockstep.consensus.codecs.SuspendRequestDecoder suspendRequest =
+        new io.lockstep.consensus.codecs.SuspendRequestDecoder();
+
+    MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport)
     {
         this.agent = agent;
+        this.transport = transport;
     }
 
     public void onMessage(final int from, final DirectBuffer buffer, final int offset, final int length)
@@ -69,6 +74,14 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         final int blockLength = header.blockLength();
         final int version = header.version();
         final boolean fromMember = from < Transport.CLIENT_ENDPOINT_BASE;
+        if (!fromMember && !transport.isTrusted(from))
+        {
+            // Every tool request starts with its correlation id: the refusal names the request it answers.
+            final long correlationId = blockLength >= Long.BYTES && body + Long.BYTES <= offset + length ?
+                buffer.getLong(body, java.nio.ByteOrder.LITTLE_ENDIAN) : -1;
+            agent.admin().refuseUntrusted(from, correlationId, header.templateId());
+            return;
+        }
         switch (header.templateId())
         {
             case RequestVoteDecoder.TEMPLATE_ID:
@@ -181,6 +194,16 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     return;
                 }
                 agent.admin().onClientAppend(from, correlationId, buffer, payloadOffset, payloadLength);
+                break;
+
+            case io.lockstep.consensus.codecs.SuspendRequestDecoder.TEMPLATE_ID:
+                suspendRequest.wrap(buffer, body, blockLength, version);
+                agent.admin().onSuspendRequest(from, suspendRequest.correlationId(),
+                    BooleanType.TRUE.value() == suspendRequest.suspendRaw());
+                break;
+
+            case io.lockstep.consensus.codecs.ErrorsRequestDecoder.TEMPLATE_ID:
+                agent.admin().onErrorsRequest(from, buffer.getLong(body, java.nio.ByteOrder.LITTLE_ENDIAN));
                 break;
 
             case StatusRequestDecoder.TEMPLATE_ID:

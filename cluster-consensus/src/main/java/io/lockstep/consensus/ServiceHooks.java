@@ -22,6 +22,12 @@ public interface ServiceHooks
     void onSnapshotRequest(int endpoint, long correlationId);
 
     /**
+     * A tool asked this leader to suspend (or resume) client ingress and timers; answer with
+     * {@link ConsensusAgent#answerTool} once this member applied the entry.
+     */
+    void onSuspendRequest(int endpoint, long correlationId, boolean suspend);
+
+    /**
      * A tool asked this leader for an orderly shutdown; answer with {@link ConsensusAgent#answerTool} once this
      * member's snapshot at the shutdown entry is durable.
      */

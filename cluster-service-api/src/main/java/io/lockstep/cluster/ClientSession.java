@@ -20,6 +20,13 @@ public interface ClientSession
     long id();
 
     /**
+     * @return who the client authenticated as, from the cluster's {@code ClientAuthenticator} when the session
+     * opened (replicated: every member sees the same); {@code ""} for a cluster that accepts all clients. A resume
+     * after a failover must authenticate as the same principal.
+     */
+    String principal();
+
+    /**
      * Send a message to this session's client. Never back-pressured, never throws: the session's egress buffer keeps
      * the most recent messages, dropping the oldest when full, and a client that had not received a dropped message
      * is told so explicitly (an egress gap), never left to guess. Why not back pressure: whether the buffer is full

@@ -108,7 +108,7 @@ public final class MatchingEngineDemo
         long sent = 0;
         int killed = -1;
         boolean replicasAgree = false;
-        try (AdminClient admin = new AdminClient(cluster.members());
+        try (AdminClient admin = cluster.adminClient();
             ClusterClient client = ClusterClient.connect(cluster.members(), this::onEgress))
         {
             if (!client.awaitConnected(20_000))

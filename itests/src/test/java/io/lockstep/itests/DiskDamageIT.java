@@ -39,7 +39,7 @@ class DiskDamageIT
     void aMemberRepairsABitFlipInFramesItAcknowledgedFromTheOthers() throws Exception
     {
         try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20);
-            AdminClient client = new AdminClient(members.members()))
+            AdminClient client = members.adminClient())
         {
             for (int i = 0; i < 3; i++)
             {

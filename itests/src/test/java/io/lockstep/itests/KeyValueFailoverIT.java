@@ -42,7 +42,7 @@ class KeyValueFailoverIT
         final AtomicLong duplicates = new AtomicLong();
         final AtomicLong failures = new AtomicLong();
         try (LocalCluster cluster = new LocalCluster(dir, 3, "batch", 1 << 20, KeyValueService.class.getName());
-            AdminClient admin = new AdminClient(cluster.members()))
+            AdminClient admin = cluster.adminClient())
         {
             for (int i = 0; i < 3; i++)
             {

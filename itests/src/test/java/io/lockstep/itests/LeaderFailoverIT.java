@@ -42,7 +42,7 @@ class LeaderFailoverIT
         final int kills = Integer.getInteger("lockstep.itest.kills", 5);
         final List<Long> failoverMs = new ArrayList<>();
         try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20);
-            AdminClient client = new AdminClient(members.members()))
+            AdminClient client = members.adminClient())
         {
             for (int i = 0; i < 3; i++)
             {

@@ -37,7 +37,7 @@ class MetricsIT
     void metricsHealthAndReadinessFollowLoadAndFailover() throws Exception
     {
         try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20, "io.lockstep.examples.EchoService");
-            AdminClient client = new AdminClient(members.members()))
+            AdminClient client = members.adminClient())
         {
             final int[] ports = members.enableMetrics();
             for (int i = 0; i < 3; i++)

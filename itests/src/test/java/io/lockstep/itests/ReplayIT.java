@@ -54,7 +54,7 @@ class ReplayIT
                     assertEquals("ok", kv.put("k" + n % 10, "v" + n, 5000).status(), "put " + n);
                 }
             }
-            try (AdminClient client = new AdminClient(members.members()))
+            try (AdminClient client = members.adminClient())
             {
                 final Map<Integer, AdminClient.Status> status = client.awaitConverged(20_000);
                 assertTrue(null != status, "converged");

@@ -32,7 +32,7 @@ class ShutdownIT
                 members.start(i);
             }
             final Map<Integer, AdminClient.Status> before;
-            try (AdminClient client = new AdminClient(members.members()))
+            try (AdminClient client = members.adminClient())
             {
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 for (int n = 0; n < 200; n++)
@@ -59,7 +59,7 @@ class ShutdownIT
             {
                 members.start(i);
             }
-            try (AdminClient client = new AdminClient(members.members()))
+            try (AdminClient client = members.adminClient())
             {
                 final Map<Integer, AdminClient.Status> after = client.awaitConverged(20_000);
                 assertTrue(null != after, "converged after the restart");

@@ -52,7 +52,7 @@ class SnapshotInstallIT
         final AtomicLong ops = new AtomicLong();
         final long[] maxLogBytes = new long[3];
         try (LocalCluster cluster = new LocalCluster(dir, 3, "none", SEGMENT, KeyValueService.class.getName());
-            AdminClient admin = new AdminClient(cluster.members()))
+            AdminClient admin = cluster.adminClient())
         {
             cluster.configureAll(NodeConfig.SNAPSHOT_INTERVAL_BYTES, Long.toString(INTERVAL));
             cluster.configureAll(NodeConfig.SNAPSHOT_KEEP, Integer.toString(KEEP));

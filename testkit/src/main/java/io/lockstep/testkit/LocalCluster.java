@@ -1,5 +1,10 @@
 package io.lockstep.testkit;
 
+import io.lockstep.cluster.transport.ClusterSecret;
+import io.lockstep.consensus.node.SecuritySettings;
+import io.lockstep.consensus.tool.AdminClient;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
@@ -28,6 +33,7 @@ public final class LocalCluster implements AutoCloseable
     private final int count;
     private final int[] ports;
     private final Process[] processes;
+    private final ClusterSecret secret;
 
     /**
      * @param root          directory for configs, data and output.
@@ -57,6 +63,12 @@ public final class LocalCluster implements AutoCloseable
         this.ports = new int[count];
         this.processes = new Process[count];
         Files.createDirectories(root);
+        // Members prove a cluster secret, as a production cluster's should: a fresh random one per cluster.
+        final byte[] secretBytes = new byte[32];
+        new SecureRandom().nextBytes(secretBytes);
+        final String secretText = HexFormat.of().formatHex(secretBytes);
+        Files.writeString(secretFile(), secretText + "\n", StandardCharsets.US_ASCII);
+        this.secret = ClusterSecret.of(secretText.getBytes(StandardCharsets.US_ASCII));
         for (int i = 0; i < count; i++)
         {
             try (ServerSocket socket = new ServerSocket(0))
@@ -77,6 +89,7 @@ public final class LocalCluster implements AutoCloseable
                 NodeConfig.TIMEOUTS + "=lan\n" +
                 NodeConfig.DURABILITY + "=" + durability + "\n" +
                 NodeConfig.SEGMENT_LENGTH + "=" + segmentLength + "\n" +
+                SecuritySettings.SECRET_FILE + "=" + secretFile().getFileName() + "\n" +
                 (null == serviceClass ? "" : NodeConfig.SERVICE + "=" + serviceClass + "\n"));
         }
     }
@@ -120,6 +133,30 @@ public final class LocalCluster implements AutoCloseable
             members.add(new Member(i, "127.0.0.1", ports[i], true));
         }
         return members;
+    }
+
+    /**
+     * @return the file holding the cluster's secret (next to the configs, which name it).
+     */
+    public Path secretFile()
+    {
+        return root.resolve("cluster.secret");
+    }
+
+    /**
+     * @return the cluster secret the members require of each other and of tools.
+     */
+    public ClusterSecret secret()
+    {
+        return secret;
+    }
+
+    /**
+     * @return a tool client holding the cluster secret (close it).
+     */
+    public AdminClient adminClient()
+    {
+        return new AdminClient(members(), secret);
     }
 
     public Path config(final int i)

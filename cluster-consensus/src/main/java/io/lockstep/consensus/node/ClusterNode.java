@@ -68,7 +68,9 @@ public final class ClusterNode implements AutoCloseable
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024);
         final TcpTransport transport = new TcpTransport(config.memberId(), config.members(), config.segmentLength(),
-            consensusConfig.maxBlockBytes() + 64 * 1024 + 64, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+            consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
+            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
+            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
@@ -81,6 +83,20 @@ public final class ClusterNode implements AutoCloseable
                 config.snapshotKeep(), new SystemNanoClock()),
             TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
             new BackoffIdleStrategy());
+        if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
+        {
+            member.clientAuthenticator(config.security().authenticator());
+        }
+        // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
+        transport.problemListener(problem ->
+        {
+            consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
+            consensus.errors().record("connection", problem);
+        });
+        for (final String warning : config.security().warnings())
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), warning);
+        }
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 
         final Agent guarded = new Agent()

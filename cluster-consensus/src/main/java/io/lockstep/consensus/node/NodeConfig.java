@@ -38,6 +38,7 @@ import java.util.Properties;
  * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
  * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
  *                             interfaces (default 0: off)
+ * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
  * </pre>
  * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
  * is still connected holds the leader to; snapshots add {@code keep + 1} times the state's size.
@@ -56,7 +57,8 @@ public record NodeConfig(
     long sessionTimeoutMs,
     long snapshotIntervalBytes,
     int snapshotKeep,
-    int metricsPort)
+    int metricsPort,
+    SecuritySettings security)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -196,7 +198,14 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + ex.getMessage());
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
-            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort);
+            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
+            SecuritySettings.parse(source, configDirectory(source), p));
+    }
+
+    private static Path configDirectory(final String source)
+    {
+        final Path parent = Path.of(source).toAbsolutePath().getParent();
+        return null == parent ? Path.of(".") : parent;
     }
 
     private static List<Member> parseMembers(final String source, final String value) throws ConfigException

@@ -39,7 +39,8 @@ final class ContainerSnapshot
         final SnapshotImage image,
         final SessionTable sessions,
         final TimerTable timers,
-        final ServiceMessageQueue serviceMessages)
+        final ServiceMessageQueue serviceMessages,
+        final boolean suspended)
     {
         snapshotHeaderEncoder.wrapAndApplyHeader(scratch, 0, headerEncoder)
             .logPosition(image.logPosition())
@@ -50,7 +51,8 @@ final class ContainerSnapshot
             .timerCount(timers.size())
             .serviceMessageCount(serviceMessages.size())
             .serviceMessageNextId(serviceMessages.nextId())
-            .egressCapacity(sessions.egressCapacity());
+            .egressCapacity(sessions.egressCapacity())
+            .suspended((short)(suspended ? 1 : 0));
         image.append(scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + snapshotHeaderEncoder.encodedLength());
 
         for (final SessionTable.Session session : sessions.sessions())
@@ -64,7 +66,8 @@ final class ContainerSnapshot
                 .egressHead(egress.head())
                 .egressTail(egress.tail())
                 .egressUsed(egress.used())
-                .putEgressRing(egress.ring(), 0, egress.capacity());
+                .putEgressRing(egress.ring(), 0, egress.capacity())
+                .principal(session.principal());
             image.append(scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + sessionEncoder.encodedLength());
         }
 
@@ -86,15 +89,16 @@ final class ContainerSnapshot
     /**
      * Restore into empty tables from the image's front; the reader is left at the service's first fragment.
      *
+     * @return true if the cluster was suspended at the snapshot.
      * @throws IllegalStateException naming what does not fit (a snapshot from a member with other bounds).
      */
-    void read(
+    boolean read(
         final SnapshotReader reader,
         final SessionTable sessions,
         final TimerTable timers,
         final ServiceMessageQueue serviceMessages)
     {
-        final int[] counts = new int[3];
+        final int[] counts = new int[4];
         reader.readOne((buffer, offset, length) ->
         {
             headerDecoder.wrap(buffer, offset);
@@ -111,6 +115,7 @@ final class ContainerSnapshot
             counts[0] = snapshotHeaderDecoder.sessionCount();
             counts[1] = snapshotHeaderDecoder.timerCount();
             counts[2] = snapshotHeaderDecoder.serviceMessageCount();
+            counts[3] = 1 == snapshotHeaderDecoder.suspended() ? 1 : 0;
         });
         for (int i = 0; i < counts[0]; i++)
         {
@@ -120,8 +125,8 @@ final class ContainerSnapshot
                 expect(SessionSnapshotDecoder.TEMPLATE_ID);
                 sessionDecoder.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
                     headerDecoder.version());
-                final SessionTable.Session session = sessions.restore(sessionDecoder.sessionId(),
-                    sessionDecoder.appliedSequence());
+                final long sessionId = sessionDecoder.sessionId();
+                final long applied = sessionDecoder.appliedSequence();
                 final long first = sessionDecoder.egressFirstSequence();
                 final long next = sessionDecoder.egressNextSequence();
                 final int head = sessionDecoder.egressHead();
@@ -129,6 +134,8 @@ final class ContainerSnapshot
                 final int used = sessionDecoder.egressUsed();
                 final int ringLength = sessionDecoder.egressRingLength();
                 final int ringOffset = sessionDecoder.limit() + SessionSnapshotDecoder.egressRingHeaderLength();
+                sessionDecoder.skipEgressRing();
+                final SessionTable.Session session = sessions.restore(sessionId, applied, sessionDecoder.principal());
                 session.egress().restore(first, next, head, tail, used, buffer, ringOffset, ringLength);
             });
         }
@@ -160,6 +167,7 @@ final class ContainerSnapshot
                 serviceMessages.restoreMessage(id, buffer, payloadOffset, payloadLength);
             });
         }
+        return 1 == counts[3];
     }
 
     private void expect(final int templateId)

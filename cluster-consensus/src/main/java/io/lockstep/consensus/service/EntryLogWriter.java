@@ -38,7 +38,8 @@ public final class EntryLogWriter
     public void sessionOpen(final long correlationId)
     {
         final int length = sessionOpen.wrapAndApplyHeader(buffer, 0, header)
-            .timestamp(timestamp += 1000).correlationId(correlationId).leaderEndpoint(-1).encodedLength();
+            .timestamp(timestamp += 1000).correlationId(correlationId).leaderEndpoint(-1).principal("")
+            .encodedLength();
         append(SessionOpenEncoder.TEMPLATE_ID, length);
     }
 

@@ -123,6 +123,11 @@ public final class ServiceContainer implements Cluster
             return state.id();
         }
 
+        public String principal()
+        {
+            return state.principal();
+        }
+
         public long offer(final DirectBuffer buffer, final int offset, final int length)
         {
             if (closed)
@@ -164,6 +169,7 @@ public final class ServiceContainer implements Cluster
     private final ClusterActionRequestDecoder clusterAction = new ClusterActionRequestDecoder();
     private long shutdownPosition = -1;
     private final ContainerSnapshot containerSnapshot = new ContainerSnapshot();
+    private boolean suspended;
     private org.agrona.concurrent.NanoClock pauseClock = () -> 0;
     private SnapshotTaken snapshotTaken;
     private ImageSource imageSource = (position, term, timestamp, sizeHint) ->
@@ -231,7 +237,7 @@ public final class ServiceContainer implements Cluster
             throw new IllegalStateException("a snapshot is loaded into a fresh container only");
         }
         final SnapshotImage.Reader reader = image.reader();
-        containerSnapshot.read(reader, sessions, timers, serviceMessages);
+        suspended = containerSnapshot.read(reader, sessions, timers, serviceMessages);
         clientSessions.clear();
         for (final SessionTable.Session s : sessions.sessions())
         {
@@ -341,7 +347,17 @@ public final class ServiceContainer implements Cluster
      */
     public long stateHash()
     {
-        return (sessions.stateHash() * 31 + timers.stateHash()) * 31 + serviceMessages.stateHash();
+        return ((sessions.stateHash() * 31 + timers.stateHash()) * 31 + serviceMessages.stateHash()) * 31 +
+            (suspended ? 1 : 0);
+    }
+
+    /**
+     * @return true between an applied SUSPEND entry and the next RESUME: the leader appends no client messages,
+     * timer firings or service messages meanwhile (replicated, so a new leader keeps holding them).
+     */
+    public boolean isSuspended()
+    {
+        return suspended;
     }
 
     // ---------------------------------------------------------------------------------------------- Cluster
@@ -469,7 +485,9 @@ public final class ServiceContainer implements Cluster
     {
         sessionOpen.wrap(buffer, body, header.blockLength(), header.version());
         entryTimestamp = sessionOpen.timestamp();
-        final SessionTable.Session state = sessions.open();
+        final long correlationId = sessionOpen.correlationId();
+        final int leaderEndpoint = sessionOpen.leaderEndpoint();
+        final SessionTable.Session state = sessions.open(sessionOpen.principal());
         if (null == state)
         {
             return;
@@ -477,7 +495,7 @@ public final class ServiceContainer implements Cluster
         final Session session = new Session(state);
         clientSessions.put(state.id(), session);
         service.onSessionOpen(session, entryTimestamp);
-        outbox.onSessionOpened(state.id(), sessionOpen.correlationId(), sessionOpen.leaderEndpoint());
+        outbox.onSessionOpened(state.id(), correlationId, leaderEndpoint);
     }
 
     private void onSessionMessage(final DirectBuffer buffer, final int body)
@@ -544,6 +562,10 @@ public final class ServiceContainer implements Cluster
         {
             takeSnapshot();
         }
+        else if (ClusterAction.SUSPEND == clusterAction.action() || ClusterAction.RESUME == clusterAction.action())
+        {
+            suspended = ClusterAction.SUSPEND == clusterAction.action();
+        }
         else if (ClusterAction.SHUTDOWN == clusterAction.action())
         {
             // Every member snapshots here, so that the restart after the shutdown loads this state.
@@ -556,7 +578,7 @@ public final class ServiceContainer implements Cluster
     {
         final long startNs = pauseClock.nanoTime();
         final SnapshotImage image = imageSource.image(entryEndPosition, entryTerm, entryTimestamp, lastImageLength);
-        containerSnapshot.write(image, sessions, timers, serviceMessages);
+        containerSnapshot.write(image, sessions, timers, serviceMessages, suspended);
         service.onTakeSnapshot(image);
         lastImageLength = image.encodedLength() + 64 * 1024;
         lastSnapshotPosition = entryEndPosition;

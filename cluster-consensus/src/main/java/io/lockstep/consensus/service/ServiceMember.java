@@ -1,5 +1,6 @@
 package io.lockstep.consensus.service;
 
+import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.transport.Transport;
@@ -69,9 +70,12 @@ public final class ServiceMember implements Agent, ServiceHooks
     private final int[] toolEndpoints = new int[MAX_TOOL_REQUESTS];
     private final long[] toolCorrelationIds = new long[MAX_TOOL_REQUESTS];
     private final long[] toolPositions = new long[MAX_TOOL_REQUESTS];
+    /** True: answered once the entry is applied here (suspend, resume); false: once a snapshot there is durable. */
+    private final boolean[] toolWaitsForApply = new boolean[MAX_TOOL_REQUESTS];
     private int toolRequests;
 
     private ClusteredService service;
+    private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
     private ServiceContainer container;
     private SessionIngress sessions;
     private SnapshotImage pendingImage;
@@ -183,6 +187,7 @@ public final class ServiceMember implements Agent, ServiceHooks
     {
         service = serviceFactory.get();
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
+        sessions.authenticator(authenticator);
         container = new ServiceContainer(consensus.memberId(), service, log,
             null == image ? log.startPosition() : image.logPosition(), new SessionTable(maxSessions, egressBufferBytes),
             new TimerTable(maxTimers), sessions, idleStrategy);
@@ -200,6 +205,17 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
     }
 
+    /**
+     * @param authenticator decides on client connects and resumes while this member leads (default: accept all).
+     * @return this.
+     */
+    public ServiceMember clientAuthenticator(final ClientAuthenticator authenticator)
+    {
+        this.authenticator = authenticator;
+        sessions.authenticator(authenticator);
+        return this;
+    }
+
     public int doWork()
     {
         int work = consensus.doWork();
@@ -211,6 +227,10 @@ public final class ServiceMember implements Agent, ServiceHooks
         });
         work += container.apply(consensus.commitPosition(), 1 << 20);
         work += sessions.doWork();
+        if (toolRequests > 0)
+        {
+            work += answerToolRequests(null == storage ? -1 : storage.durablePosition());
+        }
         if (null != storage)
         {
             work += snapshotDuties();
@@ -222,6 +242,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         metrics.set(MemberMetrics.SESSIONS, container.sessionTable().size());
         metrics.set(MemberMetrics.SNAPSHOTS_TAKEN, snapshotsTaken);
         metrics.set(MemberMetrics.SNAPSHOT_POSITION, null == storage ? -1 : storage.durablePosition());
+        metrics.set(MemberMetrics.SUSPENDED, container.isSuspended() ? 1 : 0);
         return work;
     }
 
@@ -246,10 +267,6 @@ public final class ServiceMember implements Agent, ServiceHooks
             final long oldestKept = storage.retain(settings.keep());
             consensus.compactLog(oldestKept);
             work++;
-        }
-        if (toolRequests > 0)
-        {
-            work += answerToolRequests(durable);
         }
         if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
         {
@@ -319,9 +336,11 @@ public final class ServiceMember implements Agent, ServiceHooks
         int answered = 0;
         for (int i = toolRequests - 1; i >= 0; i--)
         {
-            if (toolPositions[i] <= durable)
+            final long reached = toolWaitsForApply[i] ? container.appliedPosition() : durable;
+            if (toolPositions[i] <= reached)
             {
-                consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], true, durable);
+                consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], true,
+                    toolWaitsForApply[i] ? toolPositions[i] : durable);
             }
             else if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
             {
@@ -336,6 +355,7 @@ public final class ServiceMember implements Agent, ServiceHooks
             toolEndpoints[i] = toolEndpoints[toolRequests];
             toolCorrelationIds[i] = toolCorrelationIds[toolRequests];
             toolPositions[i] = toolPositions[toolRequests];
+            toolWaitsForApply[i] = toolWaitsForApply[toolRequests];
         }
         return answered;
     }
@@ -413,6 +433,11 @@ public final class ServiceMember implements Agent, ServiceHooks
         onToolRequest(endpoint, correlationId, ClusterAction.SNAPSHOT);
     }
 
+    public void onSuspendRequest(final int endpoint, final long correlationId, final boolean suspend)
+    {
+        onToolRequest(endpoint, correlationId, suspend ? ClusterAction.SUSPEND : ClusterAction.RESUME);
+    }
+
     public void onShutdownRequest(final int endpoint, final long correlationId)
     {
         onToolRequest(endpoint, correlationId, ClusterAction.SHUTDOWN);
@@ -437,6 +462,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         toolEndpoints[toolRequests] = endpoint;
         toolCorrelationIds[toolRequests] = correlationId;
         toolPositions[toolRequests] = position;
+        toolWaitsForApply[toolRequests] = ClusterAction.SUSPEND == action || ClusterAction.RESUME == action;
         toolRequests++;
     }
 

@@ -1,6 +1,8 @@
 package io.lockstep.consensus.service;
 
+import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.CloseReason;
+import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.cluster.codecs.EgressEncoder;
 import io.lockstep.cluster.codecs.IngressAckEncoder;
 import io.lockstep.cluster.codecs.IngressDecoder;
@@ -40,6 +42,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private final Transport transport;
     private final long sessionTimeoutNs;
     private final int maxIngressLength;
+    private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
     private ServiceContainer container;
     private final Long2LongHashMap endpointBySession = new Long2LongHashMap(-1);
     private final Long2LongHashMap lastHeardNs = new Long2LongHashMap(-1);
@@ -91,6 +94,14 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     }
 
     /**
+     * @param authenticator decides on each connect and resume (default: accept all).
+     */
+    public void authenticator(final ClientAuthenticator authenticator)
+    {
+        this.authenticator = authenticator;
+    }
+
+    /**
      * @param container the container whose replicated tables this reads (set once, before the first duty cycle).
      */
     public void container(final ServiceContainer container)
@@ -115,8 +126,12 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         // Whatever the service offered and no entry carries yet in this term, oldest first; a duplicate of an entry
         // an earlier leader appended is ignored when applied.
         serviceAppendedUpTo = Math.max(serviceAppendedUpTo, container.serviceMessages().headId());
-        container.serviceMessages().forEachFrom(serviceAppendedUpTo, appendServiceMessage);
-        container.timerTable().forEachDue(consensus.logTimeNs(), fireTimer);
+        if (!container.isSuspended())
+        {
+            // Suspended: held, not dropped; they go out once RESUME is applied (a timer fires late, once).
+            container.serviceMessages().forEachFrom(serviceAppendedUpTo, appendServiceMessage);
+            container.timerTable().forEachDue(consensus.logTimeNs(), fireTimer);
+        }
         // Indexed, not iterated: this runs every duty cycle and must not allocate.
         final SessionTable table = container.sessionTable();
         for (int i = 0, size = table.size(); i < size; i++)
@@ -203,6 +218,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             case KeepAliveDecoder.TEMPLATE_ID ->
             {
                 keepAlive.wrap(buffer, body, header.blockLength(), header.version());
+                if (!boundTo(keepAlive.sessionId(), endpoint))
+                {
+                    return;
+                }
                 heard(keepAlive.sessionId(), endpoint);
                 // Answered, so a client can tell a live leader from a silent one.
                 final SessionTable.Session session = container.sessionTable().get(keepAlive.sessionId());
@@ -218,7 +237,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             case SessionCloseRequestDecoder.TEMPLATE_ID ->
             {
                 closeRequest.wrap(buffer, body, header.blockLength(), header.version());
-                if (null != container.sessionTable().get(closeRequest.sessionId()))
+                if (boundTo(closeRequest.sessionId(), endpoint) &&
+                    null != container.sessionTable().get(closeRequest.sessionId()))
                 {
                     appendClose(closeRequest.sessionId(), io.lockstep.consensus.log.CloseReason.CLIENT_ACTION);
                 }
@@ -235,10 +255,20 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         connect.wrap(buffer, body, header.blockLength(), header.version());
         final long correlationId = connect.correlationId();
         final long resume = connect.resumeSessionId();
+        final long lastEgress = connect.lastEgressSequence();
+        final byte[] credentials = new byte[connect.credentialsLength()];
+        connect.getCredentials(credentials, 0, credentials.length);
+        final ClientAuthenticator.Decision decision = authenticate(credentials);
+        if (!decision.accepted())
+        {
+            rejectConnect(endpoint, correlationId, resume, decision.rejection());
+            return;
+        }
         if (resume < 0)
         {
             final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
-                .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint).encodedLength();
+                .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint)
+                .principal(decision.principal()).encodedLength();
             if (append(SessionOpenEncoder.TEMPLATE_ID, length) > 0)
             {
                 pendingOpens.put(correlationId, endpoint);
@@ -253,8 +283,13 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
                 SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
             return;
         }
+        if (!session.principal().equals(decision.principal()))
+        {
+            rejectConnect(endpoint, correlationId, resume, "session " + resume + " belongs to another principal");
+            return;
+        }
         heard(resume, endpoint);
-        final long from = connect.lastEgressSequence() + 1;
+        final long from = lastEgress + 1;
         if (EgressBuffer.GAP == session.egress().replay(from, (sequence, b, o, l) -> sendEgress(endpoint, resume, sequence, b, o, l)))
         {
             sendEvent(endpoint, correlationId, resume, SessionEventCode.EGRESS_GAP, session.appliedSequence());
@@ -275,6 +310,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         {
             sendEvent(endpoint, -1, sessionId, container.sessionTable().wasClosed(sessionId) ?
                 SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
+            return;
+        }
+        if (!boundTo(sessionId, endpoint) || container.isSuspended())
+        {
+            // Suspended: not appended, not acknowledged; the client keeps the message and resends it after resume.
             return;
         }
         if (payloadLength > maxIngressLength || payloadOffset + payloadLength > end)
@@ -374,6 +414,45 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     {
         return consensus.appendLogEntry(type, entry, 0,
             io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + bodyLength);
+    }
+
+    /**
+     * A session speaks only on the connection it was opened or last resumed on, where its principal was
+     * authenticated: anything else naming it is answered with a redirect here, which makes a genuine client resume
+     * (authenticating again) and gives an impostor nothing.
+     */
+    private boolean boundTo(final long sessionId, final int endpoint)
+    {
+        if (endpointBySession.get(sessionId) == endpoint)
+        {
+            return true;
+        }
+        sendEvent(endpoint, -1, sessionId, SessionEventCode.REDIRECT, -1);
+        return false;
+    }
+
+    private ClientAuthenticator.Decision authenticate(final byte[] credentials)
+    {
+        try
+        {
+            return authenticator.authenticate(credentials);
+        }
+        catch (final RuntimeException ex)
+        {
+            consensus.errors().record("client-auth", "the client authenticator failed: " + ex);
+            return ClientAuthenticator.Decision.reject("the cluster could not check the credentials");
+        }
+    }
+
+    private void rejectConnect(final int endpoint, final long correlationId, final long sessionId, final String reason)
+    {
+        consensus.metrics().increment(MemberMetrics.CLIENT_AUTH_REJECTED);
+        consensus.errors().record("client-auth", "rejected a client " + (sessionId < 0 ? "connect" : "resume of " +
+            "session " + sessionId) + ": " + reason);
+        final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
+            .correlationId(correlationId).sessionId(sessionId).code(SessionEventCode.AUTHENTICATION_REJECTED)
+            .leaderId(consensus.leaderId()).appliedSequence(-1).detail(reason).encodedLength();
+        transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 
     private void heard(final long sessionId, final int endpoint)

@@ -31,18 +31,28 @@ public final class SessionTable
     public static final class Session
     {
         private final long id;
+        private final String principal;
         private final EgressBuffer egress;
         private long appliedSequence = -1;
 
-        Session(final long id, final int egressCapacity)
+        Session(final long id, final String principal, final int egressCapacity)
         {
             this.id = id;
+            this.principal = principal;
             this.egress = new EgressBuffer(egressCapacity);
         }
 
         public long id()
         {
             return id;
+        }
+
+        /**
+         * @return who the client authenticated as when it opened the session (empty if the cluster accepts all).
+         */
+        public String principal()
+        {
+            return principal;
         }
 
         /**
@@ -82,14 +92,14 @@ public final class SessionTable
      * @return the new session, or null if the table is full (the open is refused, and the id is still used up so
      * that every member stays in step).
      */
-    public Session open()
+    public Session open(final String principal)
     {
         final long id = nextSessionId++;
         if (sessions.size() >= maxSessions)
         {
             return null;
         }
-        final Session session = new Session(id, egressCapacity);
+        final Session session = new Session(id, principal, egressCapacity);
         sessions.put(id, session);
         inOrder.add(session);
         return session;
@@ -184,14 +194,14 @@ public final class SessionTable
     /**
      * Add a session a snapshot recorded.
      */
-    Session restore(final long sessionId, final long appliedSequence)
+    Session restore(final long sessionId, final long appliedSequence, final String principal)
     {
         if (sessionId >= nextSessionId || sessions.containsKey(sessionId) || sessions.size() >= maxSessions)
         {
             throw new IllegalStateException("snapshot session " + sessionId + " does not fit the table (next id " +
                 nextSessionId + ", " + sessions.size() + " of " + maxSessions + " open)");
         }
-        final Session session = new Session(sessionId, egressCapacity);
+        final Session session = new Session(sessionId, principal, egressCapacity);
         session.appliedSequence = appliedSequence;
         sessions.put(sessionId, session);
         inOrder.add(session);
@@ -222,6 +232,7 @@ public final class SessionTable
             h = (h ^ s.id) * 0x100000001b3L;
             h = (h ^ s.appliedSequence) * 0x100000001b3L;
             h = (h ^ s.egress.nextSequence()) * 0x100000001b3L;
+            h = (h ^ s.principal.hashCode()) * 0x100000001b3L;
         }
         return h;
     }

@@ -1,5 +1,12 @@
 package io.lockstep.consensus.tool;
 
+import io.lockstep.consensus.MemberErrors;
+import io.lockstep.consensus.codecs.ErrorsRequestEncoder;
+import io.lockstep.consensus.codecs.ErrorsResponseDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import io.lockstep.cluster.codecs.SessionEventDecoder;
+import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.Member;
 
@@ -43,6 +50,11 @@ public final class AdminClient implements AutoCloseable
     {
     }
 
+    /** One member's error log, as {@code tool errors} prints it. */
+    public record Errors(int memberId, long total, List<MemberErrors.Entry> recent)
+    {
+    }
+
     private final List<Member> members;
     private final TcpTransport transport;
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64 * 1024 + 256]);
@@ -51,18 +63,46 @@ public final class AdminClient implements AutoCloseable
     private final ClientAppendAckDecoder ackDecoder = new ClientAppendAckDecoder();
     private final StatusResponseDecoder statusDecoder = new StatusResponseDecoder();
     private final Map<Integer, Status> statuses = new HashMap<>();
+    private final Map<Integer, Errors> errors = new HashMap<>();
+    private final ErrorsResponseDecoder errorsDecoder = new ErrorsResponseDecoder();
     private long correlationId = System.nanoTime();
     private long awaited = -1;
     private AppendStatus awaitedStatus;
     private long awaitedPosition;
     private int awaitedLeader;
     private int target;
+    private String lastProblem;
+    private final SessionEventDecoder refusalDecoder = new SessionEventDecoder();
 
+    /**
+     * A tool for a cluster run without a cluster secret.
+     */
     public AdminClient(final List<Member> members)
     {
+        this(members, null);
+    }
+
+    /**
+     * @param members the cluster's members.
+     * @param secret  the cluster secret, which the members require of tools; null if they run without one.
+     */
+    public AdminClient(final List<Member> members, final ClusterSecret secret)
+    {
         this.members = List.copyOf(members);
-        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024, secret,
+            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
+            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+        this.transport.problemListener(problem -> lastProblem = problem);
         this.target = members.get(0).id();
+    }
+
+    /**
+     * @return the last reason a member refused this tool (a connection it dropped, a request it refused), or null:
+     * what to tell the operator when nothing answered.
+     */
+    public String lastProblem()
+    {
+        return lastProblem;
     }
 
     /**
@@ -90,6 +130,33 @@ public final class AdminClient implements AutoCloseable
             pollOnce();
         }
         return new HashMap<>(statuses);
+    }
+
+    /**
+     * Ask every member for its recent errors.
+     *
+     * @return member id to its errors, for the members that answered in time.
+     */
+    public Map<Integer, Errors> errors(final long timeoutMs)
+    {
+        errors.clear();
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        final boolean[] asked = new boolean[members.size()];
+        while (System.nanoTime() < deadline && errors.size() < members.size())
+        {
+            for (int i = 0; i < members.size(); i++)
+            {
+                if (!asked[i] && transport.isConnected(members.get(i).id()))
+                {
+                    final ErrorsRequestEncoder request = new ErrorsRequestEncoder()
+                        .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
+                    asked[i] = transport.send(members.get(i).id(), buffer, 0,
+                        MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength());
+                }
+            }
+            pollOnce();
+        }
+        return new HashMap<>(errors);
     }
 
     /**
@@ -208,7 +275,7 @@ public final class AdminClient implements AutoCloseable
      */
     public long snapshot(final long timeoutMs)
     {
-        return askLeader(timeoutMs, false);
+        return askLeader(timeoutMs, Ask.SNAPSHOT);
     }
 
     /**
@@ -219,10 +286,41 @@ public final class AdminClient implements AutoCloseable
      */
     public long shutdown(final long timeoutMs)
     {
-        return askLeader(timeoutMs, true);
+        return askLeader(timeoutMs, Ask.SHUTDOWN);
     }
 
-    private long askLeader(final long timeoutMs, final boolean shutdown)
+    /**
+     * Ask the leader to suspend (or resume) client ingress and timers, and wait until it applied the entry.
+     *
+     * @return the log position after the suspend or resume entry, or -1 if no leader confirmed it in time.
+     */
+    public long suspend(final boolean suspend, final long timeoutMs)
+    {
+        return askLeader(timeoutMs, suspend ? Ask.SUSPEND : Ask.RESUME);
+    }
+
+    /** What {@link #askLeader} asks for. */
+    private enum Ask
+    {
+        SNAPSHOT, SHUTDOWN, SUSPEND, RESUME
+    }
+
+    private int encode(final Ask ask)
+    {
+        return switch (ask)
+        {
+            case SHUTDOWN -> new io.lockstep.consensus.codecs.ShutdownRequestEncoder()
+                .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
+            case SNAPSHOT -> new io.lockstep.consensus.codecs.SnapshotRequestEncoder()
+                .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
+            case SUSPEND, RESUME -> new io.lockstep.consensus.codecs.SuspendRequestEncoder()
+                .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId)
+                .suspend(Ask.SUSPEND == ask ? io.lockstep.consensus.codecs.BooleanType.TRUE :
+                    io.lockstep.consensus.codecs.BooleanType.FALSE).encodedLength();
+        };
+    }
+
+    private long askLeader(final long timeoutMs, final Ask ask)
     {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline)
@@ -237,11 +335,7 @@ public final class AdminClient implements AutoCloseable
                 pollOnce();
             }
             target = leader;
-            final int length = shutdown ?
-                new io.lockstep.consensus.codecs.ShutdownRequestEncoder()
-                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength() :
-                new io.lockstep.consensus.codecs.SnapshotRequestEncoder()
-                    .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
+            final int length = encode(ask);
             awaited = correlationId;
             awaitedStatus = null;
             if (!transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
@@ -307,7 +401,8 @@ public final class AdminClient implements AutoCloseable
     {
         headerDecoder.wrap(msg, offset);
         final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
-        if (headerDecoder.templateId() == ClientAppendAckDecoder.TEMPLATE_ID)
+        if (headerDecoder.schemaId() == ClientAppendAckDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == ClientAppendAckDecoder.TEMPLATE_ID)
         {
             ackDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
             if (ackDecoder.correlationId() == awaited)
@@ -316,6 +411,38 @@ public final class AdminClient implements AutoCloseable
                 awaitedPosition = ackDecoder.position();
                 awaitedLeader = ackDecoder.leaderId();
             }
+        }
+        else if (headerDecoder.schemaId() == SessionEventDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == SessionEventDecoder.TEMPLATE_ID)
+        {
+            // A member refusing a request from a connection that did not prove the cluster secret.
+            refusalDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            lastProblem = "member " + from + " refused: " + refusalDecoder.detail();
+            if (refusalDecoder.correlationId() == awaited)
+            {
+                awaitedStatus = AppendStatus.REJECTED;
+            }
+        }
+        else if (headerDecoder.schemaId() == ErrorsResponseDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == ErrorsResponseDecoder.TEMPLATE_ID)
+        {
+            errorsDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            final int memberId = errorsDecoder.memberId();
+            final long total = errorsDecoder.totalErrors();
+            final List<MemberErrors.Entry> recent = new ArrayList<>();
+            for (final ErrorsResponseDecoder.ErrorsDecoder e : errorsDecoder.errors())
+            {
+                final long count = e.occurrences();
+                final long first = e.firstEpochNs();
+                final long last = e.lastEpochNs();
+                final byte[] kind = new byte[e.kindLength()];
+                e.getKind(kind, 0, kind.length);
+                final byte[] message = new byte[e.messageLength()];
+                e.getMessage(message, 0, message.length);
+                recent.add(new MemberErrors.Entry(new String(kind, StandardCharsets.UTF_8),
+                    new String(message, StandardCharsets.UTF_8), count, first, last));
+            }
+            errors.put(memberId, new Errors(memberId, total, recent));
         }
         else if (headerDecoder.templateId() == StatusResponseDecoder.TEMPLATE_ID)
         {

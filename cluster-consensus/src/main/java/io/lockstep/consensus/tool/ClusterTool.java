@@ -1,5 +1,7 @@
 package io.lockstep.consensus.tool;
 
+import io.lockstep.consensus.MemberErrors;
+import java.time.Instant;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
 
@@ -51,43 +53,63 @@ public final class ClusterTool
         }
         if (args.length < 3 || !"--config".equals(args[1]))
         {
-            err.println("usage: lockstep tool status|append|step-down|snapshot|shutdown --config FILE [options]\n" +
+            err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors " +
+                "--config FILE [options]\n" +
                 "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
         }
-        final List<Member> members;
+        final NodeConfig config;
         try
         {
-            members = NodeConfig.loadMembers(Path.of(args[2]), System.getProperties());
+            config = NodeConfig.load(Path.of(args[2]), System.getProperties());
         }
         catch (final NodeConfig.ConfigException ex)
         {
             err.println("lockstep tool: config error: " + ex.getMessage());
             return 2;
         }
-        try (AdminClient client = new AdminClient(members))
+        final List<Member> members = config.members();
+        try (AdminClient client = new AdminClient(members, config.security().secret()))
         {
-            switch (args[0])
+            final int exit = command(args, client, members, out, err);
+            if (1 == exit && null != client.lastProblem())
             {
-                case "status":
-                    return status(client, members, out);
-                case "append":
-                    return append(client, option(args, "--count", 1), option(args, "--size", 64), out);
-                case "step-down":
-                    return stepDown(client, option(args, "--to", -1), out, err);
-                case "snapshot":
-                    return snapshot(client, option(args, "--timeout-ms", 60_000), out, err);
-                case "shutdown":
-                    return shutdown(client, members.size(), option(args, "--timeout-ms", 60_000), out, err);
-                default:
-                    err.println("lockstep tool: unknown command '" + args[0] + "'");
-                    return 2;
+                // Why nothing answered, when a member said: a wrong secret reads very differently from a dead member.
+                err.println("lockstep tool: " + client.lastProblem());
             }
+            return exit;
         }
         catch (final IllegalArgumentException ex)
         {
             err.println("lockstep tool: " + ex.getMessage());
             return 2;
+        }
+    }
+
+    private static int command(
+        final String[] args, final AdminClient client, final List<Member> members, final PrintStream out,
+        final PrintStream err)
+    {
+        switch (args[0])
+        {
+            case "status":
+                return status(client, members, out);
+            case "append":
+                return append(client, option(args, "--count", 1), option(args, "--size", 64), out);
+            case "step-down":
+                return stepDown(client, option(args, "--to", -1), out, err);
+            case "snapshot":
+                return snapshot(client, option(args, "--timeout-ms", 60_000), out, err);
+            case "shutdown":
+                return shutdown(client, members.size(), option(args, "--timeout-ms", 60_000), out, err);
+            case "errors":
+                return errors(client, members, out);
+            case "suspend":
+            case "resume":
+                return suspend(client, "suspend".equals(args[0]), option(args, "--timeout-ms", 10_000), out, err);
+            default:
+                err.println("lockstep tool: unknown command '" + args[0] + "'");
+                return 2;
         }
     }
 
@@ -111,6 +133,51 @@ public final class ClusterTool
                 s.logStartPosition(), s.snapshotPosition(), s.appliedPosition(), s.stateHash());
         }
         return up > 0 ? 0 : 1;
+    }
+
+    /**
+     * Each member's recent errors: a {@code member=} summary line, then one line per distinct error, most recently
+     * seen first, the message last and quoted.
+     */
+    private static int errors(final AdminClient client, final List<Member> members, final PrintStream out)
+    {
+        final Map<Integer, AdminClient.Errors> all = client.errors(1000);
+        for (final Member m : members)
+        {
+            final AdminClient.Errors e = all.get(m.id());
+            if (null == e)
+            {
+                out.printf("member=%d status=down total_errors=-1 distinct=-1%n", m.id());
+                continue;
+            }
+            out.printf("member=%d status=up total_errors=%d distinct=%d%n", m.id(), e.total(), e.recent().size());
+            for (final MemberErrors.Entry entry : e.recent())
+            {
+                out.printf("member=%d kind=%s count=%d first=%s last=%s message=\"%s\"%n", m.id(), entry.kind(),
+                    entry.count(), Instant.ofEpochSecond(0, entry.firstEpochNs()),
+                    Instant.ofEpochSecond(0, entry.lastEpochNs()), entry.message().replace('"', '\''));
+            }
+        }
+        return all.isEmpty() ? 1 : 0;
+    }
+
+    /**
+     * Suspend or resume: prints {@code suspended_at=N} or {@code resumed_at=N}, the log position after the entry,
+     * once the leader applied it.
+     */
+    private static int suspend(
+        final AdminClient client, final boolean suspend, final int timeoutMs, final PrintStream out,
+        final PrintStream err)
+    {
+        final long position = client.suspend(suspend, timeoutMs);
+        if (position < 0)
+        {
+            err.println("lockstep tool: no leader confirmed the " + (suspend ? "suspend" : "resume") + " within " +
+                timeoutMs + " ms (no leader, or members run without a service)");
+            return 1;
+        }
+        out.printf("%s=%d%n", suspend ? "suspended_at" : "resumed_at", position);
+        return 0;
     }
 
     private static int append(final AdminClient client, final int count, final int size, final PrintStream out)

@@ -44,7 +44,7 @@ class ServiceContainerTest
 
         public void onSessionOpen(final ClientSession session, final long timestamp)
         {
-            events.add("open " + session.id() + " @" + timestamp);
+            events.add("open " + session.id() + " " + session.principal() + " @" + timestamp);
         }
 
         public void onSessionClose(final ClientSession session, final long timestamp, final CloseReason reason)
@@ -137,11 +137,11 @@ class ServiceContainerTest
         assertEquals(log.appendedPosition(), container.appliedPosition());
         assertEquals(List.of(
             "start",
-            "open 1 @1001",
-            "message 1 a @1002 pos 160",
-            "message 1 t @1005 pos 448",
+            "open 1 alice @1001",
+            "message 1 a @1002 pos 192",
+            "message 1 t @1005 pos 480",
             "timer 42 @1107",
-            "message 1 c @1108 pos 672",
+            "message 1 c @1108 pos 704",
             "close 1 SERVICE_ACTION @1109"), service.events);
         assertEquals(List.of(
             "opened 1 for 77",
@@ -181,12 +181,12 @@ class ServiceContainerTest
         writeLog();
         final RecordingService service = new RecordingService();
         final ServiceContainer container = container(service, new RecordingOutbox());
-        final long commit = 160;
+        final long commit = 192;
         while (container.apply(commit, 4096) > 0)
         {
         }
         assertEquals(commit, container.appliedPosition());
-        assertEquals("message 1 a @1002 pos 160", service.events.get(service.events.size() - 1));
+        assertEquals("message 1 a @1002 pos 192", service.events.get(service.events.size() - 1));
     }
 
     private ServiceContainer container(final RecordingService service, final RecordingOutbox outbox)
@@ -200,7 +200,7 @@ class ServiceContainerTest
     private void writeLog()
     {
         append(SessionOpenEncoder.TEMPLATE_ID, new SessionOpenEncoder().wrapAndApplyHeader(scratch, 0, header)
-            .timestamp(++time).correlationId(77).leaderEndpoint(5).encodedLength());
+            .timestamp(++time).correlationId(77).leaderEndpoint(5).principal("alice").encodedLength());
         message(1, 0, "a");
         message(1, 0, "a");          // a client's retry after failover: a duplicate
         message(1, 3, "x");          // ingress 2 lost before the log: out of order, dropped

@@ -18,7 +18,7 @@ class SessionTableTest
     void eachSequenceIsAppliedOnceAndRetriesAreDuplicates()
     {
         final SessionTable table = new SessionTable(10, 1024);
-        final long id = table.open().id();
+        final long id = table.open("").id();
         assertEquals(APPLY, table.onMessage(id, 0));
         assertEquals(APPLY, table.onMessage(id, 1));
         assertEquals(DUPLICATE, table.onMessage(id, 1), "a retry after failover");
@@ -34,10 +34,10 @@ class SessionTableTest
     void idsAreAssignedInLogOrderEvenWhenAnOpenIsRefused()
     {
         final SessionTable table = new SessionTable(1, 1024);
-        assertEquals(1, table.open().id());
-        assertNull(table.open(), "full");
+        assertEquals(1, table.open("").id());
+        assertNull(table.open(""), "full");
         table.close(1);
-        assertEquals(3, table.open().id(), "id 2 was used up by the refused open, on every member alike");
+        assertEquals(3, table.open("").id(), "id 2 was used up by the refused open, on every member alike");
         assertEquals(UNKNOWN_SESSION, table.onMessage(1, 0), "closed");
     }
 
@@ -57,7 +57,7 @@ class SessionTableTest
             final int op = random.nextInt(20);
             if (op == 0)
             {
-                table.open();
+                table.open("");
             }
             else if (op == 1)
             {

@@ -92,7 +92,8 @@ public final class ClusterClient implements AutoCloseable
     private final NanoClock clock;
 
     private ClusterClient(
-        final List<Member> members, final EgressListener listener, final NanoClock clock, final Settings settings)
+        final List<Member> members, final EgressListener listener, final NanoClock clock, final Settings settings,
+        final byte[] credentials)
     {
         this.clock = clock;
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
@@ -117,7 +118,7 @@ public final class ClusterClient implements AutoCloseable
             }
         }, TimeUnit.MILLISECONDS.toNanos(settings.keepAliveIntervalMs()),
             TimeUnit.MILLISECONDS.toNanos(settings.silenceTimeoutMs()), settings.maxUnacknowledged(),
-            settings.maxMessageLength());
+            settings.maxMessageLength(), credentials);
     }
 
     /**
@@ -143,7 +144,24 @@ public final class ClusterClient implements AutoCloseable
     public static ClusterClient connect(final List<Member> members, final EgressListener listener,
         final Settings settings)
     {
-        return new ClusterClient(members, listener, new SystemNanoClock(), settings);
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings, new byte[0]);
+    }
+
+    /**
+     * Start connecting to a cluster that authenticates its clients.
+     *
+     * @param members     the cluster's members (any one will do: followers redirect to the leader).
+     * @param listener    receives egress.
+     * @param settings    keepalive, silence timeout and bounds.
+     * @param credentials what the cluster's {@code ClientAuthenticator} expects (for the shipped token
+     *                    authenticator: {@code principal:token} in US-ASCII); sent at connect and again with every
+     *                    resume after a failover, so the new leader checks them too.
+     * @return the client; if the cluster rejects the credentials it closes, and {@link #closeReason()} says why.
+     */
+    public static ClusterClient connect(final List<Member> members, final EgressListener listener,
+        final Settings settings, final byte[] credentials)
+    {
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings, credentials);
     }
 
     /**
@@ -187,6 +205,23 @@ public final class ClusterClient implements AutoCloseable
     public boolean isConnected()
     {
         return session.isConnected();
+    }
+
+    /**
+     * @return true once the session is closed for good (by the cluster, by {@link #close}, or because the cluster
+     * rejected the credentials).
+     */
+    public boolean isClosed()
+    {
+        return session.isClosed();
+    }
+
+    /**
+     * @return why the session closed, or null while it is not closed.
+     */
+    public String closeReason()
+    {
+        return session.closeReason();
     }
 
     public long sessionId()

@@ -89,6 +89,8 @@ public final class SessionClient
     private long retryAtNs;
     private long gapResumes;
     private int leaderHint = -1;
+    private final byte[] credentials;
+    private String closeReason;
 
     /**
      * @param transport           in client mode (connects to every member).
@@ -108,6 +110,24 @@ public final class SessionClient
         final int maxUnacked,
         final int maxMessageLength)
     {
+        this(transport, memberIds, listener, keepAliveIntervalNs, silenceTimeoutNs, maxUnacked, maxMessageLength,
+            new byte[0]);
+    }
+
+    /**
+     * @param credentials for the cluster's client authenticator: sent with every connect and resume.
+     */
+    public SessionClient(
+        final Transport transport,
+        final int[] memberIds,
+        final Listener listener,
+        final long keepAliveIntervalNs,
+        final long silenceTimeoutNs,
+        final int maxUnacked,
+        final int maxMessageLength,
+        final byte[] credentials)
+    {
+        this.credentials = credentials.clone();
         this.maxMessageLength = maxMessageLength;
         // Room for the largest message and its headers.
         this.out = new UnsafeBuffer(new byte[maxMessageLength + 256]);
@@ -250,6 +270,7 @@ public final class SessionClient
         }
         final boolean connected = State.CONNECTED == state && sessionId >= 0;
         state = State.CLOSED;
+        closeReason = "closed by this client";
         unacked.clear();
         if (!connected)
         {
@@ -267,6 +288,15 @@ public final class SessionClient
     public int knownLeader()
     {
         return State.CONNECTED == state ? memberIds[target] : leaderHint;
+    }
+
+    /**
+     * @return why the session closed (authentication rejected, closed by the cluster, closed here), or null while
+     * open.
+     */
+    public String closeReason()
+    {
+        return closeReason;
     }
 
     public boolean isClosed()
@@ -295,6 +325,7 @@ public final class SessionClient
         connectCorrelationId++;
         final int length = new SessionConnectEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(connectCorrelationId).resumeSessionId(sessionId).lastEgressSequence(lastEgress)
+            .putCredentials(credentials, 0, credentials.length)
             .encodedLength();
         if (transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
         {
@@ -383,6 +414,17 @@ public final class SessionClient
             retryAtNs = nowNs + RETRY_DELAY_NS;
             return;
         }
+        if (SessionEventCode.AUTHENTICATION_REJECTED == code)
+        {
+            if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
+            {
+                // The cluster's decision, not one member's mood: trying the next member would get the same answer.
+                closeReason = "authentication rejected: " + event.detail();
+                state = State.CLOSED;
+                listener.onClosed(sessionId);
+            }
+            return;
+        }
         if (event.sessionId() != sessionId && !(sessionId < 0 && event.correlationId() == connectCorrelationId))
         {
             return;
@@ -407,6 +449,8 @@ public final class SessionClient
             }
             case CLOSED, ERROR ->
             {
+                closeReason = SessionEventCode.CLOSED == code ? "closed by the cluster" : "closed by the cluster " +
+                    "after a malformed or oversized message";
                 state = State.CLOSED;
                 listener.onClosed(sessionId);
             }

@@ -1,7 +1,12 @@
 package io.lockstep.cluster.transport;
 
+import io.lockstep.cluster.codecs.BooleanFlag;
 import io.lockstep.cluster.codecs.HelloDecoder;
 import io.lockstep.cluster.codecs.HelloEncoder;
+import io.lockstep.cluster.codecs.HelloProofDecoder;
+import io.lockstep.cluster.codecs.HelloProofEncoder;
+import io.lockstep.cluster.codecs.HelloReplyDecoder;
+import io.lockstep.cluster.codecs.HelloReplyEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import org.agrona.BitUtil;
@@ -21,6 +26,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -28,13 +34,18 @@ import java.util.function.Consumer;
 
 /**
  * Non-blocking TCP between members, and from tools and drivers (selfId -1: connects to every member, listens on
- * nothing). One connection per member pair: the member with
- * the lower id connects, retrying with a backoff from 10 ms doubling to 1 s. Each message travels as an int32
- * length (little-endian) followed by an SBE message of a schema the owner accepts (the client protocol always); the first message on a connection is {@code Hello}, which
+ * nothing). One connection per member pair: the member with the lower id connects, retrying with a backoff from
+ * 10 ms doubling to 1 s. Each message travels as an int32 length (little-endian) followed by an SBE message of a
+ * schema the owner accepts (the client protocol always); the first message on a connection is {@code Hello}, which
  * says who is speaking. Writes are queued in a bounded buffer per connection and written on {@link #flush}: one
- * write per connection per duty cycle. A peer that sends garbage (a bad length, another schema, a newer version, a
- * first message that is not Hello, a member id not configured, a different log segment length) is disconnected
- * with the reason logged, and the member carries on.
+ * write per connection per duty cycle.
+ * <p>
+ * With a {@link ClusterSecret}, a connection claiming a member id, or wanting to be trusted as an operator tool,
+ * proves the secret in a challenge both ways ({@code Hello} with a nonce, {@code HelloReply} with the member's nonce
+ * and proof, {@code HelloProof}); a plain client skips it and is never trusted (see {@link #isTrusted}). A peer that
+ * sends garbage (a bad length, another schema, a newer version, a first message that is not Hello, a member id not
+ * configured, a different log segment length, a wrong proof, no handshake within 5 s) is disconnected with the
+ * reason logged and told to the {@link ProblemListener}, and the member carries on.
  */
 public final class TcpTransport implements Transport
 {
@@ -54,7 +65,17 @@ public final class TcpTransport implements Transport
         UnsafeBuffer writeView;
         SelectionKey key;
         int endpoint = -1;
+        /** Socket up and buffers allocated: handshake messages may flow. */
+        boolean open;
+        /** Handshake done: the owner may send and receives messages. */
         boolean connected;
+        /** Proved the cluster secret (members always; tools that hold it), or no secret is configured. */
+        boolean trusted;
+        Stage stage;
+        byte[] localNonce;
+        byte[] peerNonce;
+        int claimedId;
+        long handshakeDeadlineNs;
 
         Connection(final SocketChannel channel, final int connectTo)
         {
@@ -66,7 +87,7 @@ public final class TcpTransport implements Transport
          * Buffers are allocated once connected, not per attempt: retrying a dead peer every backoff interval
          * must stay cheap.
          */
-        void markConnected()
+        void markOpen()
         {
             if (null == readBuffer)
             {
@@ -76,8 +97,20 @@ public final class TcpTransport implements Transport
                 writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
                 writeView = new UnsafeBuffer(writeBuffer);
             }
-            connected = true;
+            open = true;
         }
+    }
+
+    /** Where a connection's handshake is. */
+    private enum Stage
+    {
+        /** Accepted: the peer's Hello is next. */
+        AWAIT_HELLO,
+        /** Accepted an authenticating Hello and sent the reply: the peer's proof is next. */
+        AWAIT_PROOF,
+        /** Connected and sent an authenticating Hello: the member's reply is next. */
+        AWAIT_REPLY,
+        READY
     }
 
     private final int selfId;
@@ -95,9 +128,18 @@ public final class TcpTransport implements Transport
     private final long[] backoffNs;
     private final Int2ObjectHashMap<Connection> clientConnections = new Int2ObjectHashMap<>();
     private final List<Connection> all = new ArrayList<>();
-    private final UnsafeBuffer helloBuffer = new UnsafeBuffer(new byte[64]);
+    private final UnsafeBuffer helloBuffer = new UnsafeBuffer(new byte[128]);
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final HelloDecoder helloDecoder = new HelloDecoder();
+    private final HelloReplyDecoder replyDecoder = new HelloReplyDecoder();
+    private final HelloProofDecoder proofDecoder = new HelloProofDecoder();
+    /** Null: no member authentication (every connection is trusted, as the start-up warning says). */
+    private final ClusterSecret secret;
+    private final SecureRandom random;
+    private ProblemListener problems = problem -> { };
+    private int handshakesPending;
+    private long nextHandshakeSweepNs;
     private final Consumer<SelectionKey> onReady = this::onReady;
     private MessageHandler handler;
     private long nowNs;
@@ -105,7 +147,10 @@ public final class TcpTransport implements Transport
     private int work;
 
     /**
-     * @param selfId           this member's id, or -1 for a tool or driver (which listens on nothing).
+     * A transport without member authentication: for clients (which never hold the cluster secret), and for
+     * clusters run without one.
+     *
+     * @param selfId           this member's id, or -1 for a client, tool or driver (which listens on nothing).
      * @param members          every member.
      * @param segmentLength    this member's log segment length (checked against every peer's).
      * @param maxMessageLength bound on one message; longer is garbage.
@@ -119,7 +164,30 @@ public final class TcpTransport implements Transport
         final int maxMessageLength,
         final int... acceptedSchemas)
     {
+        this(selfId, members, segmentLength, maxMessageLength, (ClusterSecret)null, acceptedSchemas);
+    }
+
+    /**
+     * @param selfId           this member's id, or -1 for a tool or driver (which listens on nothing).
+     * @param members          every member.
+     * @param segmentLength    this member's log segment length (checked against every peer's).
+     * @param maxMessageLength bound on one message; longer is garbage.
+     * @param secret           the cluster secret: a member accepts members, and trusts tools, only once they
+     *                         proved it, and proves it to the members it connects to; null for none.
+     * @param acceptedSchemas  SBE schema ids this side reads, each with the newest version it reads, as pairs
+     *                         {id, version, id, version, ...}; the client protocol (Hello included) always is.
+     */
+    public TcpTransport(
+        final int selfId,
+        final List<Member> members,
+        final int segmentLength,
+        final int maxMessageLength,
+        final ClusterSecret secret,
+        final int... acceptedSchemas)
+    {
         this.selfId = selfId;
+        this.secret = secret;
+        this.random = new SecureRandom();
         this.acceptedSchemas.put(MessageHeaderDecoder.SCHEMA_ID, MessageHeaderDecoder.SCHEMA_VERSION);
         for (int i = 0; i + 1 < acceptedSchemas.length; i += 2)
         {
@@ -168,6 +236,10 @@ public final class TcpTransport implements Transport
         this.handler = handler;
         work = 0;
         connectToMembers();
+        if (handshakesPending > 0 && nowNs >= nextHandshakeSweepNs)
+        {
+            dropStalledHandshakes();
+        }
         try
         {
             selector.selectNow(onReady);
@@ -199,6 +271,56 @@ public final class TcpTransport implements Transport
 
     private static final Consumer<SelectionKey> IGNORE_READY = key -> { };
 
+    /** Hears why a connection was refused or dropped (for a member's error log); called on the polling thread. */
+    @FunctionalInterface
+    public interface ProblemListener
+    {
+        void onProblem(String problem);
+    }
+
+    /**
+     * @param listener told, besides the log, each reason a connection is refused or dropped.
+     * @return this.
+     */
+    public TcpTransport problemListener(final ProblemListener listener)
+    {
+        this.problems = listener;
+        return this;
+    }
+
+    /**
+     * @return true for members, and for tool connections that proved the cluster secret (every connection when no
+     * secret is configured). A connection that is not trusted may only speak the client protocol.
+     */
+    public boolean isTrusted(final int endpoint)
+    {
+        if (endpoint >= 0 && endpoint < CLIENT_ENDPOINT_BASE)
+        {
+            return true;
+        }
+        final Connection c = clientConnections.get(endpoint);
+        return null != c && c.trusted;
+    }
+
+    /**
+     * Connections accepted but silent past this are dropped, so that a flood of idle connects cannot use up the
+     * client slots.
+     */
+    private static final long HANDSHAKE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
+
+    private void dropStalledHandshakes()
+    {
+        nextHandshakeSweepNs = nowNs + TimeUnit.MILLISECONDS.toNanos(100);
+        for (int i = all.size() - 1; i >= 0; i--)
+        {
+            final Connection c = all.get(i);
+            if (Stage.READY != c.stage && c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs)
+            {
+                disconnect(c, "no handshake within " + TimeUnit.NANOSECONDS.toMillis(HANDSHAKE_TIMEOUT_NS) + " ms");
+            }
+        }
+    }
+
     public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
         final Connection connection = endpoint < CLIENT_ENDPOINT_BASE ?
@@ -225,7 +347,7 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final Connection c = all.get(i);
-            if (c.connected && null != c.writeBuffer && c.writeBuffer.position() > 0)
+            if (c.open && null != c.writeBuffer && c.writeBuffer.position() > 0)
             {
                 c.writeBuffer.flip();
                 try
@@ -340,14 +462,50 @@ public final class TcpTransport implements Transport
 
     private void onConnected(final Connection c)
     {
-        c.markConnected();
+        c.markOpen();
         backoffNs[c.connectTo] = MIN_BACKOFF_NS;
+        c.localNonce = nonce();
         final HelloEncoder hello = new HelloEncoder()
-            .wrapAndApplyHeader(helloBuffer, 0, new MessageHeaderEncoder())
+            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
             .memberId(selfId)
-            .segmentLength(segmentLength);
+            .segmentLength(segmentLength)
+            .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
+            .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH);
         enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
+        if (null == secret)
+        {
+            c.stage = Stage.READY;
+            c.connected = true;
+        }
+        else
+        {
+            c.stage = Stage.AWAIT_REPLY;
+            startHandshake(c);
+        }
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} connected to {1}", selfId, c.connectTo);
+    }
+
+    private byte[] nonce()
+    {
+        final byte[] nonce = new byte[ClusterSecret.NONCE_LENGTH];
+        random.nextBytes(nonce);
+        return nonce;
+    }
+
+    private void startHandshake(final Connection c)
+    {
+        c.handshakeDeadlineNs = nowNs + HANDSHAKE_TIMEOUT_NS;
+        handshakesPending++;
+    }
+
+    private void endHandshake(final Connection c)
+    {
+        if (c.handshakeDeadlineNs > 0)
+        {
+            c.handshakeDeadlineNs = 0;
+            handshakesPending--;
+        }
+        c.stage = Stage.READY;
     }
 
     private void accept()
@@ -367,7 +525,9 @@ public final class TcpTransport implements Transport
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final Connection c = new Connection(channel, -1);
-                c.markConnected();
+                c.markOpen();
+                c.stage = Stage.AWAIT_HELLO;
+                startHandshake(c);
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
                 all.add(c);
             }
@@ -426,15 +586,15 @@ public final class TcpTransport implements Transport
                     " is newer than " + newestVersion);
                 return;
             }
-            if (c.endpoint < 0)
+            if (Stage.READY != c.stage)
             {
-                if (!onHello(c, messageOffset))
+                if (!onHandshake(c, messageOffset))
                 {
                     return;
                 }
                 continue;
             }
-            if (isHello())
+            if (isHandshake())
             {
                 continue;
             }
@@ -448,38 +608,168 @@ public final class TcpTransport implements Transport
         c.readBuffer.compact();
     }
 
-    private boolean onHello(final Connection c, final int messageOffset)
+    private boolean onHandshake(final Connection c, final int messageOffset)
     {
-        if (!isHello())
+        final int body = messageOffset + MessageHeaderDecoder.ENCODED_LENGTH;
+        final int templateId = isHandshake() ? headerDecoder.templateId() : -1;
+        switch (c.stage)
         {
-            disconnect(c, "first message is template " + headerDecoder.templateId() + " of schema " +
-                headerDecoder.schemaId() + ", not Hello");
-            return false;
+            case AWAIT_HELLO:
+                if (HelloDecoder.TEMPLATE_ID == templateId)
+                {
+                    helloDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
+                    return onHello(c);
+                }
+                break;
+            case AWAIT_PROOF:
+                if (HelloProofDecoder.TEMPLATE_ID == templateId)
+                {
+                    proofDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
+                    return onProof(c);
+                }
+                break;
+            case AWAIT_REPLY:
+                if (HelloReplyDecoder.TEMPLATE_ID == templateId)
+                {
+                    replyDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
+                    return onReply(c);
+                }
+                break;
+            default:
+                break;
         }
-        helloDecoder.wrap(c.readView, messageOffset + MessageHeaderDecoder.ENCODED_LENGTH,
-            headerDecoder.blockLength(), headerDecoder.version());
-        final int peerId = helloDecoder.memberId();
-        if (peerId < 0)
+        disconnect(c, "expected " + expected(c.stage) + " but got template " + headerDecoder.templateId() +
+            " of schema " + headerDecoder.schemaId());
+        return false;
+    }
+
+    private static String expected(final Stage stage)
+    {
+        return switch (stage)
         {
-            if (clientConnections.size() >= MAX_CLIENTS)
+            case AWAIT_HELLO -> "Hello first";
+            case AWAIT_PROOF -> "HelloProof";
+            case AWAIT_REPLY -> "HelloReply";
+            default -> "nothing";
+        };
+    }
+
+    /** Accepting side: who is speaking, and whether they will prove the secret. */
+    private boolean onHello(final Connection c)
+    {
+        final int peerId = helloDecoder.memberId();
+        // Raw values: a peer speaking garbage must not make the decoder throw.
+        final boolean authenticating = BooleanFlag.TRUE.value() == helloDecoder.authenticateRaw();
+        if (peerId >= 0)
+        {
+            if (null == member(peerId) || peerId == selfId)
             {
-                disconnect(c, "too many client connections");
+                disconnect(c, "Hello from member id " + peerId + ", which is not a configured peer");
                 return false;
             }
+            if (helloDecoder.segmentLength() != segmentLength)
+            {
+                disconnect(c, "member " + peerId + " uses log segment length " + helloDecoder.segmentLength() +
+                    ", this member " + segmentLength + ": positions would disagree");
+                return false;
+            }
+            if (null != secret && !authenticating)
+            {
+                disconnect(c, "refused a connection claiming to be member " + peerId + ": it did not offer to " +
+                    "prove the cluster secret, which this member requires (lockstep.cluster.secret.file)");
+                return false;
+            }
+        }
+        else if (clientConnections.size() >= MAX_CLIENTS)
+        {
+            disconnect(c, "too many client connections");
+            return false;
+        }
+        if (!authenticating)
+        {
+            return register(c, peerId, null == secret);
+        }
+        c.claimedId = peerId;
+        c.peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
+        helloDecoder.getNonce(c.peerNonce, 0, ClusterSecret.NONCE_LENGTH);
+        c.localNonce = nonce();
+        final HelloReplyEncoder reply = new HelloReplyEncoder()
+            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
+            .memberId(selfId)
+            .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
+            .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH)
+            .putProof(null == secret ? new byte[ClusterSecret.PROOF_LENGTH] : secret.proof(
+                ClusterSecret.Role.ACCEPTOR, c.peerNonce, c.localNonce, peerId, selfId), 0, ClusterSecret.PROOF_LENGTH);
+        enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + reply.encodedLength());
+        if (null == secret)
+        {
+            // The peer will hang up on learning this member has no secret; if it does not, it is an open cluster.
+            return register(c, peerId, true);
+        }
+        c.stage = Stage.AWAIT_PROOF;
+        return true;
+    }
+
+    /** Accepting side: the connector's proof, after it checked this member's. */
+    private boolean onProof(final Connection c)
+    {
+        final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
+        proofDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
+        if (!secret.verify(proof, ClusterSecret.Role.CONNECTOR, c.peerNonce, c.localNonce, c.claimedId, selfId))
+        {
+            disconnect(c, "refused a connection claiming to be " + (c.claimedId >= 0 ? "member " + c.claimedId :
+                "a tool") + ": wrong proof of the cluster secret (another cluster's secret, or not a member)");
+            return false;
+        }
+        return register(c, c.claimedId, true);
+    }
+
+    /** Connecting side: the member proves itself first; then this side does. */
+    private boolean onReply(final Connection c)
+    {
+        if (replyDecoder.memberId() != c.connectTo)
+        {
+            disconnect(c, "dialled member " + c.connectTo + " but member " + replyDecoder.memberId() + " answered");
+            return false;
+        }
+        if (BooleanFlag.TRUE.value() != replyDecoder.authenticateRaw())
+        {
+            disconnect(c, "member " + c.connectTo + " has no cluster secret configured but this side has one: " +
+                "give every member and tool the same lockstep.cluster.secret.file");
+            return false;
+        }
+        final byte[] peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
+        replyDecoder.getNonce(peerNonce, 0, ClusterSecret.NONCE_LENGTH);
+        final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
+        replyDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
+        if (!secret.verify(proof, ClusterSecret.Role.ACCEPTOR, c.localNonce, peerNonce, selfId, c.connectTo))
+        {
+            disconnect(c, "member " + c.connectTo + " failed to prove the cluster secret (a different secret, or " +
+                "not a member of this cluster)");
+            return false;
+        }
+        final HelloProofEncoder answer = new HelloProofEncoder()
+            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
+            .putProof(secret.proof(ClusterSecret.Role.CONNECTOR, c.localNonce, peerNonce, selfId, c.connectTo), 0,
+                ClusterSecret.PROOF_LENGTH);
+        enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + answer.encodedLength());
+        endHandshake(c);
+        c.trusted = true;
+        c.connected = true;
+        return true;
+    }
+
+    /** Accepting side: the handshake is done; the connection becomes a member's or a client's endpoint. */
+    private boolean register(final Connection c, final int peerId, final boolean trusted)
+    {
+        endHandshake(c);
+        c.trusted = trusted;
+        c.connected = true;
+        if (peerId < 0)
+        {
             c.endpoint = nextClientEndpoint++;
             clientConnections.put(c.endpoint, c);
             return true;
-        }
-        if (null == member(peerId) || peerId == selfId)
-        {
-            disconnect(c, "Hello from member id " + peerId + ", which is not a configured peer");
-            return false;
-        }
-        if (helloDecoder.segmentLength() != segmentLength)
-        {
-            disconnect(c, "member " + peerId + " uses log segment length " + helloDecoder.segmentLength() +
-                ", this member " + segmentLength + ": positions would disagree");
-            return false;
         }
         final Connection previous = memberConnections[peerId];
         if (null != previous && previous != c)
@@ -492,10 +782,12 @@ public final class TcpTransport implements Transport
         return true;
     }
 
-    /** Template ids are per schema: Hello is template 10 of the client protocol, and nothing else. */
-    private boolean isHello()
+    /** Template ids are per schema: the handshake is templates 10-12 of the client protocol, and nothing else. */
+    private boolean isHandshake()
     {
-        return headerDecoder.schemaId() == HelloDecoder.SCHEMA_ID && headerDecoder.templateId() == HelloDecoder.TEMPLATE_ID;
+        final int templateId = headerDecoder.templateId();
+        return headerDecoder.schemaId() == HelloDecoder.SCHEMA_ID && (templateId == HelloDecoder.TEMPLATE_ID ||
+            templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
     }
 
     private boolean enqueue(final Connection c, final DirectBuffer buffer, final int offset, final int length)
@@ -518,7 +810,14 @@ public final class TcpTransport implements Transport
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0} dropped connection to {1}: {2}", selfId,
                 c.endpoint >= 0 ? c.endpoint : "unidentified peer", reason);
+            problems.onProblem(reason);
         }
+        if (c.handshakeDeadlineNs > 0)
+        {
+            c.handshakeDeadlineNs = 0;
+            handshakesPending--;
+        }
+        c.open = false;
         c.connected = false;
         if (null != c.key)
         {

@@ -52,6 +52,15 @@ public interface Transport extends AutoCloseable
     boolean isConnected(int endpoint);
 
     /**
+     * @return true if the endpoint may speak more than the client protocol: a member, or an operator tool that
+     * proved the cluster secret. Transports without authentication trust everyone.
+     */
+    default boolean isTrusted(final int endpoint)
+    {
+        return true;
+    }
+
+    /**
      * Write queued messages to the wire, as much as it takes without blocking.
      *
      * @return work done.
