@@ -59,6 +59,36 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             return;
         }
         header.wrap(buffer, offset);
+        if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
+        {
+            agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": block length " +
+                header.blockLength() + " runs past its " + length + " bytes");
+            return;
+        }
+        if (from >= Transport.CLIENT_ENDPOINT_BASE)
+        {
+            // Anyone can reach a member as a client: whatever a malformed message makes a decoder throw (a
+            // variable-length field pointing past the message) drops that message, never the member.
+            try
+            {
+                dispatch(from, buffer, offset, length);
+            }
+            catch (final RuntimeException ex)
+            {
+                agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
+            }
+            return;
+        }
+        dispatch(from, buffer, offset, length);
+    }
+
+    private static String endpointName(final int endpoint)
+    {
+        return endpoint >= Transport.CLIENT_ENDPOINT_BASE ? "client connection " + endpoint : "member " + endpoint;
+    }
+
+    private void dispatch(final int from, final DirectBuffer buffer, final int offset, final int length)
+    {
         if (header.schemaId() == io.lockstep.cluster.codecs.MessageHeaderDecoder.SCHEMA_ID)
         {
             agent.onClientProtocol(from, buffer, offset, length);

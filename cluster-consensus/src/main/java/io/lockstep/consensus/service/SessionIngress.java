@@ -42,6 +42,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private final Transport transport;
     private final long sessionTimeoutNs;
     private final int maxIngressLength;
+    /** Longest credentials a client may send. */
+    private static final int MAX_CREDENTIALS_LENGTH = 4096;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
     private ServiceContainer container;
     private final Long2LongHashMap endpointBySession = new Long2LongHashMap(-1);
@@ -213,7 +215,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
         switch (header.templateId())
         {
-            case SessionConnectDecoder.TEMPLATE_ID -> onConnect(endpoint, buffer, body);
+            case SessionConnectDecoder.TEMPLATE_ID -> onConnect(endpoint, buffer, body, offset + length);
             case IngressDecoder.TEMPLATE_ID -> onIngress(endpoint, buffer, body, offset + length);
             case KeepAliveDecoder.TEMPLATE_ID ->
             {
@@ -250,9 +252,16 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
     }
 
-    private void onConnect(final int endpoint, final DirectBuffer buffer, final int body)
+    private void onConnect(final int endpoint, final DirectBuffer buffer, final int body, final int end)
     {
         connect.wrap(buffer, body, header.blockLength(), header.version());
+        final int credentialsLength = connect.credentialsLength();
+        if (credentialsLength < 0 || credentialsLength > MAX_CREDENTIALS_LENGTH ||
+            connect.limit() + SessionConnectDecoder.credentialsHeaderLength() + credentialsLength > end)
+        {
+            rejectConnect(endpoint, connect.correlationId(), connect.resumeSessionId(), "malformed credentials");
+            return;
+        }
         final long correlationId = connect.correlationId();
         final long resume = connect.resumeSessionId();
         final long lastEgress = connect.lastEgressSequence();

@@ -54,6 +54,8 @@ public final class TcpTransport implements Transport
     private static final long MIN_BACKOFF_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(1);
     private static final int MAX_CLIENTS = 256;
+    /** Room for a handshake and a client's first request pipelined behind it. */
+    private static final int HANDSHAKE_BUFFER_LENGTH = 8 * 1024;
 
     private final class Connection
     {
@@ -87,6 +89,47 @@ public final class TcpTransport implements Transport
          * Buffers are allocated once connected, not per attempt: retrying a dead peer every backoff interval
          * must stay cheap.
          */
+        /**
+         * An accepted connection starts with small buffers, and gets full-size ones (megabytes) only once its
+         * handshake is done: otherwise a flood of connections that never say Hello would cost the member gigabytes
+         * and the pause of zeroing them on its own thread.
+         */
+        void markOpenForHandshake()
+        {
+            readBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
+            readView = new UnsafeBuffer(readBuffer);
+            writeBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
+            writeView = new UnsafeBuffer(writeBuffer);
+            open = true;
+        }
+
+        /** A full-size write buffer, keeping what is queued (at registration: replies may be large). */
+        void growWriteBuffer()
+        {
+            if (writeBuffer.capacity() < writeBufferLength)
+            {
+                final ByteBuffer old = writeBuffer;
+                writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
+                writeView = new UnsafeBuffer(writeBuffer);
+                old.flip();
+                writeBuffer.put(old);
+            }
+        }
+
+        /** A full-size read buffer, keeping unread bytes (after a read pass, never during one). */
+        void growReadBuffer()
+        {
+            final int full = BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2;
+            if (readBuffer.capacity() < full)
+            {
+                final ByteBuffer old = readBuffer;
+                readBuffer = BufferUtil.allocateDirectAligned(full, 64);
+                readView = new UnsafeBuffer(readBuffer);
+                old.flip();
+                readBuffer.put(old);
+            }
+        }
+
         void markOpen()
         {
             if (null == readBuffer)
@@ -525,7 +568,7 @@ public final class TcpTransport implements Transport
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final Connection c = new Connection(channel, -1);
-                c.markOpen();
+                c.markOpenForHandshake();
                 c.stage = Stage.AWAIT_HELLO;
                 startHandshake(c);
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
@@ -606,6 +649,10 @@ public final class TcpTransport implements Transport
         }
         c.readBuffer.limit(limit).position(offset);
         c.readBuffer.compact();
+        if (Stage.READY == c.stage)
+        {
+            c.growReadBuffer();
+        }
     }
 
     private boolean onHandshake(final Connection c, final int messageOffset)
@@ -763,6 +810,7 @@ public final class TcpTransport implements Transport
     private boolean register(final Connection c, final int peerId, final boolean trusted)
     {
         endHandshake(c);
+        c.growWriteBuffer();
         c.trusted = trusted;
         c.connected = true;
         if (peerId < 0)
