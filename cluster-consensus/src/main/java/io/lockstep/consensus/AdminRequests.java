@@ -8,6 +8,8 @@ import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import io.lockstep.consensus.codecs.BackupChunkEncoder;
+import io.lockstep.consensus.codecs.BackupStatus;
 import io.lockstep.consensus.codecs.ErrorsResponseEncoder;
 
 import java.nio.charset.StandardCharsets;
@@ -37,6 +39,14 @@ final class AdminRequests
     private final MessageHeaderEncoder refusalHeader = new MessageHeaderEncoder();
     private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
     private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
+    /** A backup piece: at most this many bytes (a frame longer than this goes whole: see RaftLog#readBlock). */
+    static final int BACKUP_PIECE_BYTES = 256 * 1024;
+    private final UnsafeBuffer backupBytes = new UnsafeBuffer(new byte[2 * BACKUP_PIECE_BYTES]);
+    private final UnsafeBuffer backupBuffer = new UnsafeBuffer(new byte[2 * BACKUP_PIECE_BYTES + 256]);
+    private final BackupChunkEncoder backupEncoder = new BackupChunkEncoder();
+    private final io.lockstep.archive.BlockHandler backupBlock = this::onBackupBlock;
+    private int backupBlockLength;
+    private long backupBlockEnd = -1;
     private final io.lockstep.consensus.codecs.MessageHeaderEncoder memberHeader =
         new io.lockstep.consensus.codecs.MessageHeaderEncoder();
 
@@ -121,6 +131,55 @@ final class AdminRequests
         }
         transport.send(endpoint, errorsBuffer, 0,
             io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + response.encodedLength());
+    }
+
+    /**
+     * A piece of this member's newest durable snapshot, or of its committed log, for {@code tool backup}: pulled by
+     * the tool one piece at a time, so a backup costs the member one bounded read per request and no state.
+     */
+    void onBackupRequest(
+        final int endpoint, final long correlationId, final boolean logPart, final long snapshotPosition,
+        final long from, final long limit)
+    {
+        final long newest = null == snapshots ? -1 : snapshots.durablePosition();
+        final long position = snapshotPosition >= 0 ? snapshotPosition : newest;
+        final BackupChunkEncoder chunk = backupEncoder.wrapAndApplyHeader(backupBuffer, 0, memberHeader)
+            .correlationId(correlationId).memberId(agent.memberId())
+            .snapshotPosition(position)
+            .snapshotTerm(position == newest && newest >= 0 ? snapshots.durableTerm() : -1)
+            .snapshotLength(position == newest && newest >= 0 ? snapshots.durableLength() : -1)
+            .commitPosition(agent.commitPosition()).logStartPosition(log.startPosition())
+            .startPosition(from).endPosition(from);
+        BackupStatus status = BackupStatus.OK;
+        int length = 0;
+        if (!logPart)
+        {
+            length = position < 0 ? 0 : snapshots.read(position, from, backupBytes, 0, BACKUP_PIECE_BYTES);
+            status = position < 0 ? BackupStatus.NO_SNAPSHOT : length < 0 ? BackupStatus.GONE : BackupStatus.OK;
+            chunk.endPosition(from + Math.max(0, length));
+        }
+        else if (from < log.startPosition())
+        {
+            status = BackupStatus.GONE;
+        }
+        else
+        {
+            backupBlockLength = 0;
+            log.readBlock(from, Math.min(limit, agent.commitPosition()), BACKUP_PIECE_BYTES, backupBlock);
+            length = backupBlockLength;
+            chunk.endPosition(backupBlockEnd < 0 ? from : backupBlockEnd);
+        }
+        chunk.status(status).putBytes(backupBytes, 0, Math.max(0, length));
+        transport.send(endpoint, backupBuffer, 0,
+            io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + chunk.encodedLength());
+    }
+
+    private void onBackupBlock(
+        final DirectBuffer buffer, final int offset, final int length, final long startPosition, final long endPosition)
+    {
+        backupBytes.putBytes(0, buffer, offset, length);
+        backupBlockLength = length;
+        backupBlockEnd = endPosition;
     }
 
     void onStatusRequest(final int endpoint, final long correlationId)

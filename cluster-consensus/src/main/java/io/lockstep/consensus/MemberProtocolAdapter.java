@@ -46,6 +46,9 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final io.lockstep.consensus.codecs.SuspendRequestDecoder suspendRequest =
         new io.lockstep.consensus.codecs.SuspendRequestDecoder();
 
+    private final io.lockstep.consensus.codecs.BackupRequestDecoder backupRequest =
+        new io.lockstep.consensus.codecs.BackupRequestDecoder();
+
     MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport)
     {
         this.agent = agent;
@@ -230,6 +233,13 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 suspendRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onSuspendRequest(from, suspendRequest.correlationId(),
                     BooleanType.TRUE.value() == suspendRequest.suspendRaw());
+                break;
+
+            case io.lockstep.consensus.codecs.BackupRequestDecoder.TEMPLATE_ID:
+                backupRequest.wrap(buffer, body, blockLength, version);
+                agent.admin().onBackupRequest(from, backupRequest.correlationId(),
+                    BooleanType.TRUE.value() == backupRequest.logRaw(), backupRequest.snapshotPosition(),
+                    backupRequest.from(), backupRequest.limitPosition());
                 break;
 
             case io.lockstep.consensus.codecs.ErrorsRequestDecoder.TEMPLATE_ID:

@@ -1,5 +1,8 @@
 package io.lockstep.consensus.tool;
 
+import io.lockstep.consensus.codecs.BackupChunkDecoder;
+import io.lockstep.consensus.codecs.BackupRequestEncoder;
+import io.lockstep.consensus.codecs.BackupStatus;
 import io.lockstep.consensus.MemberErrors;
 import io.lockstep.consensus.codecs.ErrorsRequestEncoder;
 import io.lockstep.consensus.codecs.ErrorsResponseDecoder;
@@ -50,6 +53,20 @@ public final class AdminClient implements AutoCloseable
     {
     }
 
+    /** A piece of a member's snapshot or committed log, as {@code tool backup} pulls it. */
+    public record BackupPiece(
+        BackupStatus status,
+        long snapshotPosition,
+        long snapshotTerm,
+        long snapshotLength,
+        long commitPosition,
+        long logStartPosition,
+        long startPosition,
+        long endPosition,
+        byte[] bytes)
+    {
+    }
+
     /** One member's error log, as {@code tool errors} prints it. */
     public record Errors(int memberId, long total, List<MemberErrors.Entry> recent)
     {
@@ -65,6 +82,8 @@ public final class AdminClient implements AutoCloseable
     private final Map<Integer, Status> statuses = new HashMap<>();
     private final Map<Integer, Errors> errors = new HashMap<>();
     private final ErrorsResponseDecoder errorsDecoder = new ErrorsResponseDecoder();
+    private final BackupChunkDecoder chunkDecoder = new BackupChunkDecoder();
+    private BackupPiece piece;
     private long correlationId = System.nanoTime();
     private long awaited = -1;
     private AppendStatus awaitedStatus;
@@ -89,7 +108,8 @@ public final class AdminClient implements AutoCloseable
     public AdminClient(final List<Member> members, final ClusterSecret secret)
     {
         this.members = List.copyOf(members);
-        this.transport = new TcpTransport(-1, members, 0, 64 * 1024 + 1024, secret,
+        // Room for a backup piece (up to about 512 KiB of log frames).
+        this.transport = new TcpTransport(-1, members, 0, 1024 * 1024 + 1024, secret,
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         this.transport.problemListener(problem -> lastProblem = problem);
@@ -130,6 +150,40 @@ public final class AdminClient implements AutoCloseable
             pollOnce();
         }
         return new HashMap<>(statuses);
+    }
+
+    /**
+     * Ask one member for a piece of its snapshot or of its committed log.
+     *
+     * @param snapshotPosition which snapshot (-1: the newest durable); ignored for the log.
+     * @param from             snapshot: byte offset; log: position.
+     * @param limit            log: position not to read past.
+     * @return the piece, or null if the member did not answer in time.
+     */
+    public BackupPiece backupPiece(
+        final int memberId, final boolean log, final long snapshotPosition, final long from, final long limit,
+        final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline && !transport.isConnected(memberId))
+        {
+            pollOnce();
+        }
+        final BackupRequestEncoder request = new BackupRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .correlationId(++correlationId)
+            .log(log ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .snapshotPosition(snapshotPosition).from(from).limitPosition(limit);
+        awaited = correlationId;
+        piece = null;
+        if (!transport.send(memberId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength()))
+        {
+            return null;
+        }
+        while (System.nanoTime() < deadline && null == piece && transport.isConnected(memberId))
+        {
+            pollOnce();
+        }
+        return piece;
     }
 
     /**
@@ -443,6 +497,20 @@ public final class AdminClient implements AutoCloseable
                     new String(message, StandardCharsets.UTF_8), count, first, last));
             }
             errors.put(memberId, new Errors(memberId, total, recent));
+        }
+        else if (headerDecoder.schemaId() == BackupChunkDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == BackupChunkDecoder.TEMPLATE_ID)
+        {
+            chunkDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            if (chunkDecoder.correlationId() == awaited)
+            {
+                final BackupPiece p = new BackupPiece(chunkDecoder.status(), chunkDecoder.snapshotPosition(),
+                    chunkDecoder.snapshotTerm(), chunkDecoder.snapshotLength(), chunkDecoder.commitPosition(),
+                    chunkDecoder.logStartPosition(), chunkDecoder.startPosition(), chunkDecoder.endPosition(),
+                    new byte[chunkDecoder.bytesLength()]);
+                chunkDecoder.getBytes(p.bytes(), 0, p.bytes().length);
+                piece = p;
+            }
         }
         else if (headerDecoder.templateId() == StatusResponseDecoder.TEMPLATE_ID)
         {

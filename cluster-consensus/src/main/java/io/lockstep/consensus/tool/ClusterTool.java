@@ -53,7 +53,7 @@ public final class ClusterTool
         }
         if (args.length < 3 || !"--config".equals(args[1]))
         {
-            err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors " +
+            err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors|backup " +
                 "--config FILE [options]\n" +
                 "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
@@ -71,7 +71,8 @@ public final class ClusterTool
         final List<Member> members = config.members();
         try (AdminClient client = new AdminClient(members, config.security().secret()))
         {
-            final int exit = command(args, client, members, out, err);
+            final int exit = "backup".equals(args[0]) ? backup(args, client, config, out, err) :
+                command(args, client, members, out, err);
             if (1 == exit && null != client.lastProblem())
             {
                 // Why nothing answered, when a member said: a wrong secret reads very differently from a dead member.
@@ -84,6 +85,44 @@ public final class ClusterTool
             err.println("lockstep tool: " + ex.getMessage());
             return 2;
         }
+    }
+
+    /**
+     * {@code backup --config FILE --dir DIR [--member ID]}.
+     */
+    private static int backup(
+        final String[] args, final AdminClient client, final NodeConfig config, final PrintStream out,
+        final PrintStream err)
+    {
+        final String dir = stringOption(args, "--dir");
+        if (null == dir)
+        {
+            err.println("usage: lockstep tool backup --config FILE --dir DIR [--member ID]");
+            return 2;
+        }
+        try
+        {
+            final String member = stringOption(args, "--member");
+            return new Backup(client, config, out, err).run(Path.of(dir), null == member ? -1 :
+                Integer.parseInt(member));
+        }
+        catch (final java.io.IOException | RuntimeException ex)
+        {
+            err.println("lockstep tool: backup failed: " + ex.getMessage());
+            return 1;
+        }
+    }
+
+    private static String stringOption(final String[] args, final String name)
+    {
+        for (int i = 3; i + 1 < args.length; i++)
+        {
+            if (name.equals(args[i]))
+            {
+                return args[i + 1];
+            }
+        }
+        return null;
     }
 
     private static int command(
