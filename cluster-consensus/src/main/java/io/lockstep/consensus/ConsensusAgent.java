@@ -68,6 +68,7 @@ public final class ConsensusAgent implements Agent
     private int leaderId = -1;
     private long commitPosition;
     private long nowNs;
+    private int appVersion;
     private long electionDeadlineNs;
     private long lastHeardFromLeaderNs = Long.MIN_VALUE / 2;
     private boolean preVotePhase;
@@ -187,6 +188,12 @@ public final class ConsensusAgent implements Agent
         }
         log.flush();
         return log.purge(bound, termIndex::termAt);
+    }
+
+    /** @param appVersion the service's version, written into the entry that starts each term this member leads. */
+    public void appVersion(final int appVersion)
+    {
+        this.appVersion = appVersion;
     }
 
     /** Answer a tool's request (sent as a ClientAppendAck). */
@@ -479,7 +486,7 @@ public final class ConsensusAgent implements Agent
         log.flush();
         logClock.start(nowNs);
         final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
-            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).encodedLength();
+            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).appVersion(appVersion).encodedLength();
         appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
             io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
         leader.startTerm(termIndex.startOf(term), nowNs);
@@ -745,11 +752,7 @@ public final class ConsensusAgent implements Agent
         }
     }
 
-    /**
-     * Where client-protocol messages go (client sessions); without one they are dropped.
-     *
-     * @param ingress the handler, or null.
-     */
+    /** @param ingress where client-protocol messages go (client sessions), or null: they are dropped. */
     public void clientIngress(final ClientIngress ingress)
     {
         this.clientIngress = ingress;
@@ -770,19 +773,13 @@ public final class ConsensusAgent implements Agent
         return log.pendingPosition();
     }
 
-    /**
-     * @return the monotonic clock reading of the current duty cycle: for this member's own timeouts, never for
-     * anything written to the log.
-     */
+    /** @return this duty cycle's monotonic clock reading: for this member's own timeouts, never for the log. */
     public long nowNs()
     {
         return nowNs;
     }
 
-    /**
-     * @return log time for entries this leader appends in the current duty cycle (epoch nanoseconds; see
-     * {@link LogClock}).
-     */
+    /** @return log time for entries this leader appends in this duty cycle (epoch ns; see {@link LogClock}). */
     public long logTimeNs()
     {
         return logClock.nowNs();

@@ -102,4 +102,17 @@ public interface ClusteredService
     {
         return 0;
     }
+
+    /**
+     * This service's version, as {@link org.agrona.SemanticVersion#compose(int, int, int)}. Each leader writes its
+     * version into the entry that starts its term, and a member refuses to apply entries a different major version
+     * wrote (it stops, naming both versions): same major means the service applies the other's entries to the same
+     * state. Raise the major when that no longer holds (see the README on upgrades).
+     *
+     * @return the version; the default is 0.0.1.
+     */
+    default int appVersion()
+    {
+        return org.agrona.SemanticVersion.compose(0, 0, 1);
+    }
 }

@@ -1,5 +1,7 @@
 package io.lockstep.consensus.service;
 
+import io.lockstep.consensus.log.NewLeadershipTermDecoder;
+import org.agrona.SemanticVersion;
 import io.lockstep.archive.BlockHandler;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.cluster.ClientSession;
@@ -161,6 +163,8 @@ public final class ServiceContainer implements Cluster
         new org.agrona.collections.Long2ObjectHashMap<>();
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final SessionOpenDecoder sessionOpen = new SessionOpenDecoder();
+    private final io.lockstep.consensus.log.NewLeadershipTermDecoder newTerm =
+        new io.lockstep.consensus.log.NewLeadershipTermDecoder();
     private final SessionMessageDecoder sessionMessage = new SessionMessageDecoder();
     private final SessionCloseDecoder sessionClose = new SessionCloseDecoder();
     private final TimerEventDecoder timerEvent = new TimerEventDecoder();
@@ -460,6 +464,12 @@ public final class ServiceContainer implements Cluster
             return;
         }
         header.wrap(buffer, offset);
+        if (header.schemaId() == MessageHeaderDecoder.SCHEMA_ID && header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
+        {
+            throw new IllegalStateException("member " + memberId + ": the log entry ending at " + entryEndPosition +
+                " is in log format version " + header.version() + ", written by a newer Lockstep; this member reads " +
+                "up to version " + MessageHeaderDecoder.SCHEMA_VERSION + ": upgrade it");
+        }
         if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.templateId() != type)
         {
             // Entries of the consensus module itself (new term, driver appends): nothing for the service.
@@ -474,10 +484,31 @@ public final class ServiceContainer implements Cluster
             case TimerEventDecoder.TEMPLATE_ID -> onTimerEvent(buffer, body);
             case ServiceMessageDecoder.TEMPLATE_ID -> onServiceMessage(buffer, body);
             case ClusterActionRequestDecoder.TEMPLATE_ID -> onClusterAction(buffer, body);
+            case NewLeadershipTermDecoder.TEMPLATE_ID -> checkAppVersion(buffer, body);
             default ->
             {
                 // A newer entry type this container does not know: nothing for the service.
             }
+        }
+    }
+
+    /**
+     * A term's entries were written by its leader's service version: one of another major version cannot be
+     * applied here. Stopping (with both versions named) is the only safe answer: applying them might compute another
+     * state than the members that can.
+     */
+    private void checkAppVersion(final DirectBuffer buffer, final int body)
+    {
+        newTerm.wrap(buffer, body, header.blockLength(), header.version());
+        final int written = newTerm.appVersion();
+        final int mine = service.appVersion();
+        if (written > 0 && SemanticVersion.major(written) != SemanticVersion.major(mine))
+        {
+            throw new IllegalStateException("member " + memberId + ": the entries of term " + newTerm.term() +
+                " (from position " + entryEndPosition + ", leader " + newTerm.leaderId() + ") were written by " +
+                "application version " + SemanticVersion.toString(written) + "; this member runs " +
+                SemanticVersion.toString(mine) + ", another major version, and cannot apply them (see the " +
+                "README on upgrades)");
         }
     }
 

@@ -186,6 +186,7 @@ public final class ServiceMember implements Agent, ServiceHooks
     private void startContainer(final SnapshotImage image)
     {
         service = serviceFactory.get();
+        consensus.appVersion(service.appVersion());
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
         sessions.authenticator(authenticator);
         container = new ServiceContainer(consensus.memberId(), service, log,

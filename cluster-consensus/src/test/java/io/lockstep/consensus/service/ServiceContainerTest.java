@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ServiceContainerTest
 {
@@ -31,7 +32,7 @@ class ServiceContainerTest
     private long time = 1_000;
 
     /** Records every callback it sees with log time; echoes messages; "t" schedules a timer, "c" closes. */
-    private static final class RecordingService implements ClusteredService
+    private static class RecordingService implements ClusteredService
     {
         final List<String> events = new ArrayList<>();
         Cluster cluster;
@@ -187,6 +188,54 @@ class ServiceContainerTest
         }
         assertEquals(commit, container.appliedPosition());
         assertEquals("message 1 a @1002 pos 192", service.events.get(service.events.size() - 1));
+    }
+
+    @Test
+    void entriesWrittenByAnotherMajorVersionAreRefusedNamingBothVersions()
+    {
+        appendNewTerm(org.agrona.SemanticVersion.compose(1, 2, 0));
+        writeLog();
+        final ServiceContainer sameMajor = container(new VersionedService(1, 4, 0), new RecordingOutbox());
+        while (sameMajor.apply(log.appendedPosition(), 4096) > 0)
+        {
+        }
+        assertEquals(log.appendedPosition(), sameMajor.appliedPosition(), "1.2.0 entries apply on 1.4.0");
+
+        appendNewTerm(org.agrona.SemanticVersion.compose(2, 0, 0));
+        log.flush();
+        final ServiceContainer older = container(new VersionedService(1, 4, 0), new RecordingOutbox());
+        final IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () ->
+            {
+                while (older.apply(log.appendedPosition(), 4096) > 0)
+                {
+                }
+            });
+        assertTrue(refused.getMessage().contains("written by application version 2.0.0") &&
+            refused.getMessage().contains("this member runs 1.4.0"), refused.getMessage());
+    }
+
+    /** The recording service at a version of its own. */
+    private static final class VersionedService extends RecordingService
+    {
+        private final int version;
+
+        VersionedService(final int major, final int minor, final int patch)
+        {
+            version = org.agrona.SemanticVersion.compose(major, minor, patch);
+        }
+
+        public int appVersion()
+        {
+            return version;
+        }
+    }
+
+    private void appendNewTerm(final int appVersion)
+    {
+        append(io.lockstep.consensus.log.NewLeadershipTermEncoder.TEMPLATE_ID,
+            new io.lockstep.consensus.log.NewLeadershipTermEncoder().wrapAndApplyHeader(scratch, 0, header)
+                .timestamp(++time).term(1).leaderId(0).appVersion(appVersion).encodedLength());
     }
 
     private ServiceContainer container(final RecordingService service, final RecordingOutbox outbox)
