@@ -261,7 +261,8 @@ public record NodeConfig(
     private static String required(final String source, final Properties p, final String key) throws ConfigException
     {
         final String value = p.getProperty(key);
-        if (null == value || value.isBlank())
+        // trim() drops every control character, isBlank() only white space: test what is returned.
+        if (null == value || value.trim().isEmpty())
         {
             throw new ConfigException(source + ": missing required key " + key);
         }
