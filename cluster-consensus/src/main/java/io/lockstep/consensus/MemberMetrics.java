@@ -45,6 +45,19 @@ public final class MemberMetrics
     public static final int ERRORS = 21;
     /** 1 while client ingress and timers are held (tool suspend). */
     public static final int SUSPENDED = 22;
+    /** Leader: client messages appended to the log, and their payload bytes. */
+    public static final int INGRESS_MESSAGES = 23;
+    public static final int INGRESS_BYTES = 24;
+    /** Leader: egress messages sent to clients, and their payload bytes. */
+    public static final int EGRESS_MESSAGES = 25;
+    public static final int EGRESS_BYTES = 26;
+    /** Sends a full connection buffer refused, and appends refused because the leader's batch was full. */
+    public static final int BACK_PRESSURE = 27;
+    /** The services' pause while the last snapshot was taken, and that snapshot's size. */
+    public static final int SNAPSHOT_PAUSE_NS = 28;
+    public static final int SNAPSHOT_BYTES = 29;
+    /** Log bytes held on disk: from the log's start (after purges) to its end. */
+    public static final int LOG_RETAINED_BYTES = 30;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -78,11 +91,75 @@ public final class MemberMetrics
         new Definition("client_auth_rejected_total", "Client connects and resumes the authenticator rejected", true),
         new Definition("errors_total", "Errors recorded (tool errors lists the recent ones)", true),
         new Definition("suspended", "1 while client ingress and timers are held (tool suspend)", false),
+        new Definition("ingress_messages_total", "Leader: client messages appended to the log", true),
+        new Definition("ingress_bytes_total", "Leader: payload bytes of client messages appended", true),
+        new Definition("egress_messages_total", "Leader: egress messages sent to clients", true),
+        new Definition("egress_bytes_total", "Leader: payload bytes of egress sent to clients", true),
+        new Definition("back_pressure_total", "Sends refused by a full connection buffer and appends refused by a " +
+            "full batch", true),
+        new Definition("snapshot_pause_ns", "Services' pause while the last snapshot was taken, ns", false),
+        new Definition("snapshot_bytes", "Size of the last snapshot taken", false),
+        new Definition("log_retained_bytes", "Log bytes held: from the log's start (after purges) to its end", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;
 
     private final AtomicLongArray values = new AtomicLongArray(COUNT);
+
+    /** Upper bounds of the log flush time histogram's buckets, ns (Prometheus {@code le}, plus +Inf). */
+    private static final long[] FLUSH_BUCKETS_NS = {
+        50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000, 25_000_000, 100_000_000 };
+    /** Counts per bucket (not cumulative; the last is +Inf), then the sum of ns, then the count. */
+    private final AtomicLongArray flushHistogram = new AtomicLongArray(FLUSH_BUCKETS_NS.length + 3);
+
+    /**
+     * One log flush that wrote and synced data (member thread only): a few stores, no allocation.
+     */
+    public void recordFlush(final long durationNs)
+    {
+        int bucket = 0;
+        while (bucket < FLUSH_BUCKETS_NS.length && durationNs > FLUSH_BUCKETS_NS[bucket])
+        {
+            bucket++;
+        }
+        flushHistogram.setRelease(bucket, flushHistogram.getPlain(bucket) + 1);
+        final int sum = FLUSH_BUCKETS_NS.length + 1;
+        flushHistogram.setRelease(sum, flushHistogram.getPlain(sum) + durationNs);
+        flushHistogram.setRelease(sum + 1, flushHistogram.getPlain(sum + 1) + 1);
+    }
+
+    /** @return buckets with an upper bound (a last one, above them all, is +Inf). */
+    public static int flushBucketCount()
+    {
+        return FLUSH_BUCKETS_NS.length;
+    }
+
+    /** @return the upper bound of a flush time bucket, ns. */
+    public static long flushBucketBoundNs(final int bucket)
+    {
+        return FLUSH_BUCKETS_NS[bucket];
+    }
+
+    /**
+     * @param bucket 0 to {@link #flushBucketCount()} (the last: above every bound).
+     * @return flushes in that bucket alone, from any thread.
+     */
+    public long flushesIn(final int bucket)
+    {
+        return flushHistogram.getAcquire(bucket);
+    }
+
+    /** @return nanoseconds spent in timed flushes, from any thread. */
+    public long flushNanosTotal()
+    {
+        return flushHistogram.getAcquire(FLUSH_BUCKETS_NS.length + 1);
+    }
+
+    /** @return timed flushes, from any thread. */
+    public long flushCount()
+    {
+        return flushHistogram.getAcquire(FLUSH_BUCKETS_NS.length + 2);
+    }
 
     public MemberMetrics()
     {
@@ -110,6 +187,7 @@ public final class MemberMetrics
         set(LOG_POSITION, logPosition);
         set(COMMIT_POSITION, commitPosition);
         set(LOG_START_POSITION, logStartPosition);
+        set(LOG_RETAINED_BYTES, logPosition - logStartPosition);
         set(FOLLOWER_LAG_BYTES, followerLagBytes);
         set(OWES_LOST_FRAMES, owesLostFrames ? 1 : 0);
         if (appliedIsCommit)

@@ -1,5 +1,6 @@
 package io.lockstep.itests;
 
+import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -68,6 +69,34 @@ class MetricsIT
             assertEquals(leader, after.get("lockstep_leader_id"));
             assertTrue(after.get("lockstep_client_appends_total") - before.get("lockstep_client_appends_total") >= 300);
             assertTrue(after.get("lockstep_commit_position") >= before.get("lockstep_commit_position") + 300 * 320);
+            assertTrue(after.get("lockstep_log_flush_seconds_count") >= before.get("lockstep_log_flush_seconds_count") +
+                1, "durability batch: the leader's flushes are timed");
+            assertTrue(after.get("lockstep_log_retained_bytes") >= 300 * 320, after.toString());
+            try (ClusterClient echo = ClusterClient.connect(members.members(), (s, q, b, o, l) -> { }))
+            {
+                assertTrue(echo.awaitConnected(10_000));
+                final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+                long last = -1;
+                for (int n = 0; n < 100; n++)
+                {
+                    while ((last = echo.offer(payload, 0, 100)) < 0)
+                    {
+                        echo.poll();
+                    }
+                }
+                while (echo.acknowledgedSequence() < last)
+                {
+                    assertTrue(System.nanoTime() < deadline, "echoes acknowledged within 10 s");
+                    echo.poll();
+                }
+            }
+            final Map<String, Long> echoed = scrape(ports[leader]);
+            assertTrue(echoed.get("lockstep_ingress_messages_total") - after.get("lockstep_ingress_messages_total") >=
+                100, echoed.toString());
+            assertTrue(echoed.get("lockstep_ingress_bytes_total") - after.get("lockstep_ingress_bytes_total") >=
+                100 * 100, echoed.toString());
+            assertTrue(echoed.get("lockstep_egress_messages_total") - after.get("lockstep_egress_messages_total") >=
+                100, "the echo service answers each: " + echoed);
             for (int i = 0; i < 3; i++)
             {
                 if (i != leader)
@@ -105,7 +134,9 @@ class MetricsIT
         {
             if (line.startsWith("lockstep_"))
             {
-                values.put(line.substring(0, line.indexOf('{')), Long.parseLong(line.substring(line.indexOf("} ") + 2)));
+                // Histogram sums are fractional seconds; everything else is a whole number.
+                values.put(line.substring(0, line.indexOf('{')),
+                    (long)Double.parseDouble(line.substring(line.indexOf("} ") + 2)));
             }
         }
         return values;

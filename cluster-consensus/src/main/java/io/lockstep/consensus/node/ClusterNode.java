@@ -93,6 +93,7 @@ public final class ClusterNode implements AutoCloseable
             consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
             consensus.errors().record("connection", problem);
         });
+        raftLog.flushTimes(consensus.metrics()::recordFlush);
         for (final String warning : config.security().warnings())
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), warning);

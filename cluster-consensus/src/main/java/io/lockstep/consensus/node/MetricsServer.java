@@ -107,6 +107,22 @@ final class MetricsServer implements AutoCloseable
                 .append('\n')
                 .append(name).append("{member=\"").append(memberId).append("\"} ").append(metrics.get(i)).append('\n');
         }
+        final String flush = "lockstep_log_flush_seconds";
+        out.append("# HELP ").append(flush).append(" Log flushes that wrote and synced data (durability batch)\n")
+            .append("# TYPE ").append(flush).append(" histogram\n");
+        long cumulative = 0;
+        for (int b = 0; b <= MemberMetrics.flushBucketCount(); b++)
+        {
+            cumulative += metrics.flushesIn(b);
+            final String le = b < MemberMetrics.flushBucketCount() ?
+                Double.toString(MemberMetrics.flushBucketBoundNs(b) / 1e9) : "+Inf";
+            out.append(flush).append("_bucket{member=\"").append(memberId).append("\",le=\"").append(le)
+                .append("\"} ").append(cumulative).append('\n');
+        }
+        out.append(flush).append("_sum{member=\"").append(memberId).append("\"} ")
+            .append(metrics.flushNanosTotal() / 1e9).append('\n')
+            .append(flush).append("_count{member=\"").append(memberId).append("\"} ").append(metrics.flushCount())
+            .append('\n');
         return out.toString();
     }
 

@@ -244,6 +244,8 @@ public final class ServiceMember implements Agent, ServiceHooks
         metrics.set(MemberMetrics.SNAPSHOTS_TAKEN, snapshotsTaken);
         metrics.set(MemberMetrics.SNAPSHOT_POSITION, null == storage ? -1 : storage.durablePosition());
         metrics.set(MemberMetrics.SUSPENDED, container.isSuspended() ? 1 : 0);
+        metrics.set(MemberMetrics.SNAPSHOT_PAUSE_NS, lastPauseNs);
+        metrics.set(MemberMetrics.SNAPSHOT_BYTES, lastImageLength);
         return work;
     }
 

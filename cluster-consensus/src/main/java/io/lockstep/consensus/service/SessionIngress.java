@@ -336,7 +336,15 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         final int length = sessionMessage.wrapAndApplyHeader(entry, 0, entryHeader)
             .timestamp(consensus.logTimeNs()).sessionId(sessionId).sequence(sequence)
             .putPayload(buffer, payloadOffset, payloadLength).encodedLength();
-        append(SessionMessageEncoder.TEMPLATE_ID, length);
+        if (append(SessionMessageEncoder.TEMPLATE_ID, length) > 0)
+        {
+            consensus.metrics().increment(MemberMetrics.INGRESS_MESSAGES);
+            consensus.metrics().add(MemberMetrics.INGRESS_BYTES, payloadLength);
+        }
+        else
+        {
+            consensus.metrics().increment(MemberMetrics.BACK_PRESSURE);
+        }
     }
 
     // ------------------------------------------------------------------------------------------- the outbox
@@ -479,7 +487,15 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     {
         final int encoded = egress.wrapAndApplyHeader(out, 0, headerEncoder)
             .sessionId(sessionId).sequence(sequence).putPayload(buffer, offset, length).encodedLength();
-        transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoded);
+        if (transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoded))
+        {
+            consensus.metrics().increment(MemberMetrics.EGRESS_MESSAGES);
+            consensus.metrics().add(MemberMetrics.EGRESS_BYTES, length);
+        }
+        else
+        {
+            consensus.metrics().increment(MemberMetrics.BACK_PRESSURE);
+        }
     }
 
     private void sendEvent(

@@ -1,5 +1,6 @@
 package io.lockstep.consensus.storage;
 
+import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.consensus.RaftLog;
 
 import io.lockstep.archive.ArchiveLog;
@@ -46,6 +47,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
+    private java.util.function.LongConsumer flushTimes;
     private final ExecutorService purger = Executors.newSingleThreadExecutor(r ->
     {
         final Thread t = new Thread(r, "lockstep-log-purge");
@@ -262,9 +264,25 @@ public final class ArchiveRaftLog implements RaftLog
         return log.appendFrames(buffer, offset, length);
     }
 
+    /**
+     * @param listener told how long each flush that wrote and synced data took, in ns (for the metrics); null for
+     *                 none. The I/O edge measures itself: this is the one place a flush's wall time is known.
+     */
+    public void flushTimes(final java.util.function.LongConsumer listener)
+    {
+        this.flushTimes = null == listener || DurabilityPolicy.BATCH != config.durability() ? null : listener;
+    }
+
     public long flush()
     {
-        return log.flush();
+        if (null == flushTimes || pendingPosition() == durablePosition())
+        {
+            return log.flush();
+        }
+        final long start = System.nanoTime();
+        final long durable = log.flush();
+        flushTimes.accept(System.nanoTime() - start);
+        return durable;
     }
 
     public void truncate(final long position)

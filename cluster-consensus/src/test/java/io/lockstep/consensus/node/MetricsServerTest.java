@@ -23,8 +23,27 @@ class MetricsServerTest
         assertTrue(text.contains("# TYPE lockstep_elections_started_total counter\n" +
             "lockstep_elections_started_total{member=\"3\"} 2\n"), text);
         assertTrue(text.contains("lockstep_leader_id{member=\"3\"} -1\n"), "no leader known at first: " + text);
-        assertEquals(MemberMetrics.count(), text.lines().filter(l -> l.startsWith("lockstep_")).count());
-        assertEquals(MemberMetrics.count(), text.lines().filter(l -> l.startsWith("# TYPE ")).distinct().count());
+        // One line per value, plus the flush histogram: a line per bucket (+Inf too), its sum and its count.
+        final long histogramLines = MemberMetrics.flushBucketCount() + 1 + 2;
+        assertEquals(MemberMetrics.count() + histogramLines,
+            text.lines().filter(l -> l.startsWith("lockstep_")).count());
+        assertEquals(MemberMetrics.count() + 1, text.lines().filter(l -> l.startsWith("# TYPE ")).distinct().count());
+    }
+
+    @Test
+    void flushTimesAreACumulativeHistogramInSeconds()
+    {
+        metrics.recordFlush(40_000);
+        metrics.recordFlush(300_000);
+        metrics.recordFlush(2_000_000_000L);
+        final String text = MetricsServer.render(1, metrics);
+        assertTrue(text.contains("# TYPE lockstep_log_flush_seconds histogram\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_bucket{member=\"1\",le=\"5.0E-5\"} 1\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_bucket{member=\"1\",le=\"5.0E-4\"} 2\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_bucket{member=\"1\",le=\"0.1\"} 2\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_bucket{member=\"1\",le=\"+Inf\"} 3\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_count{member=\"1\"} 3\n"), text);
+        assertTrue(text.contains("lockstep_log_flush_seconds_sum{member=\"1\"} 2.00034\n"), text);
     }
 
     @Test
