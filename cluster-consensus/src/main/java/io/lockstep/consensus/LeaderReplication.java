@@ -36,6 +36,7 @@ final class LeaderReplication
     private long term;
     private long commitPosition;
     private long nowNs;
+    private final AppendTimes appendTimes = new AppendTimes();
     private PeerState replicationPeer;
     private boolean replicationSent;
 
@@ -97,6 +98,7 @@ final class LeaderReplication
     void startTerm(final long termStart, final long nowNs)
     {
         transferTarget = -1;
+        appendTimes.clear();
         for (final PeerState peer : peers)
         {
             peer.reset(termStart, nowNs);
@@ -187,6 +189,7 @@ final class LeaderReplication
         this.nowNs = nowNs;
         int work = 0;
         final long end = log.appendedPosition();
+        appendTimes.onAppended(end, nowNs);
         for (final PeerState peer : peers)
         {
             if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
@@ -271,6 +274,24 @@ final class LeaderReplication
             return candidate;
         }
         return commitPosition;
+    }
+
+    /**
+     * @return how long ago this leader first held a byte the furthest-behind voting follower has not acknowledged as
+     * durable, in nanoseconds (0 when every one has it all).
+     */
+    long maxLagNs()
+    {
+        final long end = log.appendedPosition();
+        long lag = 0;
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting)
+            {
+                lag = Math.max(lag, appendTimes.lagNs(Math.max(0, peer.matchPosition), end, nowNs));
+            }
+        }
+        return lag;
     }
 
     /**

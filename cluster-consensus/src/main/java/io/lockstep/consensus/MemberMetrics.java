@@ -58,6 +58,10 @@ public final class MemberMetrics
     public static final int SNAPSHOT_BYTES = 29;
     /** Log bytes held on disk: from the log's start (after purges) to its end. */
     public static final int LOG_RETAINED_BYTES = 30;
+    /** Leader only: how long ago it first held a byte the furthest-behind voting follower lacks; 0 elsewhere. */
+    public static final int FOLLOWER_LAG_NS = 31;
+    /** Messages from client connections dropped as malformed (the member carries on). */
+    public static final int MALFORMED_MESSAGES = 32;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -100,6 +104,9 @@ public final class MemberMetrics
         new Definition("snapshot_pause_ns", "Services' pause while the last snapshot was taken, ns", false),
         new Definition("snapshot_bytes", "Size of the last snapshot taken", false),
         new Definition("log_retained_bytes", "Log bytes held: from the log's start (after purges) to its end", false),
+        new Definition("follower_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
+            "voting follower lacks", false),
+        new Definition("malformed_messages_total", "Messages from client connections dropped as malformed", true),
     };
 
     private static final int COUNT = DEFINITIONS.length;

@@ -64,6 +64,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         header.wrap(buffer, offset);
         if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
         {
+            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
             agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": block length " +
                 header.blockLength() + " runs past its " + length + " bytes");
             return;
@@ -78,7 +79,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             }
             catch (final RuntimeException ex)
             {
-                agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
+                agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+            agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
             }
             return;
         }

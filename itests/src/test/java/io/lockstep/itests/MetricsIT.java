@@ -72,6 +72,8 @@ class MetricsIT
             assertTrue(after.get("lockstep_log_flush_seconds_count") >= before.get("lockstep_log_flush_seconds_count") +
                 1, "durability batch: the leader's flushes are timed");
             assertTrue(after.get("lockstep_log_retained_bytes") >= 300 * 320, after.toString());
+            assertTrue(after.get("lockstep_follower_lag_ns") >= 0 && after.containsKey("lockstep_malformed_messages_total"),
+                after.toString());
             try (ClusterClient echo = ClusterClient.connect(members.members(), (s, q, b, o, l) -> { }))
             {
                 assertTrue(echo.awaitConnected(10_000));
