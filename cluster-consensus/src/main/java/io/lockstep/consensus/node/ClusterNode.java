@@ -67,7 +67,7 @@ public final class ClusterNode implements AutoCloseable
         final ConsensusConfig consensusConfig = new ConsensusConfig(config.memberId(), config.members(),
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024);
-        final TcpTransport transport = new TcpTransport(config.memberId(), config.members(), config.segmentLength(),
+        final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
@@ -140,6 +140,20 @@ public final class ClusterNode implements AutoCloseable
             t -> { }, null, guarded);
         thread = AgentRunner.startOnThread(runner);
         metricsServer = startMetrics(config, consensus);
+    }
+
+    /**
+     * The members as this member's transport sees them: its own entry is where it listens (the only use of it), which
+     * {@code lockstep.listen.address} may set apart from the address peers dial.
+     */
+    private static java.util.List<Member> listenView(final NodeConfig config)
+    {
+        if (null == config.listenAddress())
+        {
+            return config.members();
+        }
+        return config.members().stream().map(m -> m.id() != config.memberId() ? m :
+            new Member(m.id(), config.listenAddress(), m.port(), m.voting())).toList();
     }
 
     private MetricsServer startMetrics(final NodeConfig config, final ConsensusAgent consensus)
@@ -217,6 +231,14 @@ public final class ClusterNode implements AutoCloseable
     public static void main(final String[] args) throws Exception
     {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        // Peers named by host name may come back at another address (a restarted container, a rescheduled pod):
+        // look names up again within a second, and never remember a failed lookup.
+        if (null == java.security.Security.getProperty("networkaddress.cache.ttl") ||
+            "-1".equals(java.security.Security.getProperty("networkaddress.cache.ttl")))
+        {
+            java.security.Security.setProperty("networkaddress.cache.ttl", "1");
+        }
+        java.security.Security.setProperty("networkaddress.cache.negative.ttl", "0");
         if (args.length != 2 || !"--config".equals(args[0]))
         {
             System.err.println("usage: lockstep node --config FILE   (keys can be overridden with -Dkey=value)");

@@ -38,6 +38,8 @@ import java.util.Properties;
  * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
  * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
  *                             interfaces (default 0: off)
+ * lockstep.listen.address     the address this member listens on, when it is not the one peers dial (in a
+ *                             container: 0.0.0.0, while peers dial its name); default: its address in members
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
  * </pre>
  * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
@@ -58,7 +60,8 @@ public record NodeConfig(
     long snapshotIntervalBytes,
     int snapshotKeep,
     int metricsPort,
-    SecuritySettings security)
+    SecuritySettings security,
+    String listenAddress)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -72,6 +75,7 @@ public record NodeConfig(
     public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
     public static final String METRICS_PORT = "lockstep.metrics.port";
+    public static final String LISTEN_ADDRESS = "lockstep.listen.address";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -199,7 +203,8 @@ public record NodeConfig(
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
-            SecuritySettings.parse(source, configDirectory(source), p));
+            SecuritySettings.parse(source, configDirectory(source), p),
+            p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim());
     }
 
     private static Path configDirectory(final String source)

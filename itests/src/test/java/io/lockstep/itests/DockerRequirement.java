@@ -1,0 +1,50 @@
+package io.lockstep.itests;
+
+import org.junit.jupiter.api.Assumptions;
+import org.testcontainers.DockerClientFactory;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Whether the container suite may run: with a Docker engine, yes. Without one, it is skipped, loudly, unless
+ * {@code LOCKSTEP_REQUIRE_DOCKER=1} (set by {@code bin/lockstep test} once it has started Docker, and always in CI),
+ * in which case that is a failure: a broken Docker setup must never pass as green.
+ */
+final class DockerRequirement
+{
+    private DockerRequirement()
+    {
+    }
+
+    static void check()
+    {
+        final boolean available;
+        String why = "";
+        try
+        {
+            available = DockerClientFactory.instance().isDockerAvailable();
+        }
+        catch (final RuntimeException ex)
+        {
+            why = ex.toString();
+            checkRequired(why);
+            Assumptions.abort("CONTAINER SUITE SKIPPED: no Docker engine (" + why + ")");
+            return;
+        }
+        if (!available)
+        {
+            checkRequired("Docker is not available to Testcontainers");
+            Assumptions.abort("CONTAINER SUITE SKIPPED: no Docker engine");
+        }
+    }
+
+    private static void checkRequired(final String why)
+    {
+        if ("1".equals(System.getenv("LOCKSTEP_REQUIRE_DOCKER")))
+        {
+            fail("the container suite must run here (LOCKSTEP_REQUIRE_DOCKER=1) but " + why + ": check that " +
+                "dockerd runs and that TESTCONTAINERS_RYUK_DISABLED=true and TESTCONTAINERS_HOST_OVERRIDE=localhost " +
+                "are set");
+        }
+    }
+}

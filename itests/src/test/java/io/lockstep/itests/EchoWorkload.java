@@ -1,0 +1,131 @@
+package io.lockstep.itests;
+
+import io.lockstep.cluster.client.ClusterClient;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.BitSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A client's view of a failover, against the echo service: numbered messages at a steady rate; every echo is
+ * recorded, so that at the end each message acknowledged must have come back exactly once (nothing lost, nothing
+ * applied twice), and the longest silence between echoes is the outage the client saw.
+ */
+final class EchoWorkload implements ClusterClient.EgressListener
+{
+    private ClusterClient client;
+    private final long intervalNs;
+    private final UnsafeBuffer message = new UnsafeBuffer(new byte[64]);
+    private final BitSet echoed = new BitSet();
+    private int next;
+    private long duplicates;
+    private long lastEchoNs = -1;
+    private long longestSilenceNs;
+    private long nextSendNs;
+
+    EchoWorkload(final int ratePerSecond)
+    {
+        this.intervalNs = TimeUnit.SECONDS.toNanos(1) / ratePerSecond;
+    }
+
+    /**
+     * @param client made with this workload as its listener.
+     * @return this.
+     */
+    EchoWorkload client(final ClusterClient client)
+    {
+        this.client = client;
+        return this;
+    }
+
+    public void onMessage(
+        final long sessionId, final long sequence, final org.agrona.DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        final int id = buffer.getInt(offset);
+        final long now = System.nanoTime();
+        if (echoed.get(id))
+        {
+            duplicates++;
+        }
+        echoed.set(id);
+        if (lastEchoNs > 0)
+        {
+            longestSilenceNs = Math.max(longestSilenceNs, now - lastEchoNs);
+        }
+        lastEchoNs = now;
+    }
+
+    /**
+     * Send at the rate and poll, for a while.
+     */
+    void runFor(final long millis)
+    {
+        runUntil(() -> false, millis);
+    }
+
+    /**
+     * Send at the rate and poll until the condition holds (or the time is up).
+     *
+     * @return true if the condition held.
+     */
+    boolean runUntil(final BooleanSupplier condition, final long maxMillis)
+    {
+        final long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
+        while (System.nanoTime() < end)
+        {
+            if (condition.getAsBoolean())
+            {
+                return true;
+            }
+            final long now = System.nanoTime();
+            if (now >= nextSendNs)
+            {
+                message.putInt(0, next);
+                if (client.offer(message, 0, message.capacity()) >= 0)
+                {
+                    next++;
+                    nextSendNs = (0 == nextSendNs ? now : nextSendNs) + intervalNs;
+                }
+            }
+            if (0 == client.poll())
+            {
+                Thread.onSpinWait();
+            }
+        }
+        return condition.getAsBoolean();
+    }
+
+    /**
+     * Stop sending; wait until every message sent is acknowledged and echoed; check exactly once.
+     */
+    void finishAndCheck(final long maxMillis, final String context)
+    {
+        final long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
+        while (echoed.cardinality() < next || client.acknowledgedSequence() < next - 1)
+        {
+            assertTrue(System.nanoTime() < end, context + ": " + echoed.cardinality() + " of " + next +
+                " echoed, acknowledged up to " + client.acknowledgedSequence() + " after " + maxMillis + " ms");
+            if (0 == client.poll())
+            {
+                Thread.onSpinWait();
+            }
+        }
+        assertEquals(0, duplicates, context + ": messages applied twice");
+        assertEquals(next, echoed.cardinality(), context + ": every message echoed once");
+    }
+
+    int sent()
+    {
+        return next;
+    }
+
+    long longestSilenceMs()
+    {
+        return TimeUnit.NANOSECONDS.toMillis(longestSilenceNs);
+    }
+}
