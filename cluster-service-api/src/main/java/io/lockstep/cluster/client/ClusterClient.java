@@ -41,10 +41,11 @@ public final class ClusterClient implements AutoCloseable
      * How the client behaves; {@link #DEFAULTS} suits a LAN cluster with the {@code lan} timeouts.
      *
      * @param keepAliveIntervalMs an idle client says it is alive this often; keep it well under the cluster's
-     *                            session timeout (default 100 ms against 10 s).
+     *                            session timeout (default 50 ms against 10 s).
      * @param silenceTimeoutMs    a member silent this long is given up on and the session resumed on another;
      *                            longer than the cluster's election time, shorter than its session timeout
-     *                            (default 500 ms).
+     *                            (default 300 ms: a hung leader is left after about that, and the lan election
+     *                            has picked a new one by then).
      * @param maxUnacknowledged   messages kept for resending until the cluster acknowledges them; {@link #offer}
      *                            is back-pressured beyond it (default 4,096).
      * @param maxMessageLength    the longest message {@link #offer} takes (default 64 KiB; the cluster's ingress
@@ -52,8 +53,8 @@ public final class ClusterClient implements AutoCloseable
      */
     public record Settings(long keepAliveIntervalMs, long silenceTimeoutMs, int maxUnacknowledged, int maxMessageLength)
     {
-        /** 100 ms keepalive, 500 ms silence timeout, 4,096 unacknowledged, 64 KiB messages. */
-        public static final Settings DEFAULTS = new Settings(100, 500, 4096, 64 * 1024);
+        /** 50 ms keepalive, 300 ms silence timeout, 4,096 unacknowledged, 64 KiB messages. */
+        public static final Settings DEFAULTS = new Settings(50, 300, 4096, 64 * 1024);
 
         public Settings
         {
