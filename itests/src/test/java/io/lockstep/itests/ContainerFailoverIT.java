@@ -3,6 +3,7 @@ package io.lockstep.itests;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.examples.EchoService;
 import io.lockstep.testkit.ContainerCluster;
+import io.lockstep.testkit.DockerRequirement;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

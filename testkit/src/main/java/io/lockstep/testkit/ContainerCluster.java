@@ -58,9 +58,11 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  * Members talk to each other on a network of their own (so that {@link #isolate} cuts a member off from its peers)
  * and to this JVM through fixed published ports on loopback (so a restarted member is found where it was).
- * Requires a running Docker engine and the environment Testcontainers needs without a registry:
- * {@code TESTCONTAINERS_RYUK_DISABLED=true}, {@code TESTCONTAINERS_HOST_OVERRIDE=localhost}. Containers carry the
- * label {@code lockstep.testkit=<run id>} and are removed by {@link #close}.
+ * Requires a running Docker engine and the environment Testcontainers needs without a registry (set them in
+ * Failsafe's {@code <environmentVariables>}): {@code TESTCONTAINERS_RYUK_DISABLED=true},
+ * {@code TESTCONTAINERS_HOST_OVERRIDE=localhost}, {@code TESTCONTAINERS_CHECKS_DISABLE=true},
+ * {@code DOCKER_HOST=unix:///var/run/docker.sock}; call {@link DockerRequirement#check()} from a {@code @BeforeAll}.
+ * Containers carry the label {@code lockstep.testkit=<run id>} and are removed by {@link #close}.
  */
 public final class ContainerCluster implements AutoCloseable
 {

@@ -44,8 +44,8 @@ final class SimCluster
         }
     }
 
-    static final long ELECTION_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(50);
-    static final long HEARTBEAT_NS = TimeUnit.MILLISECONDS.toNanos(10);
+    static final long ELECTION_TIMEOUT_NS = SimServiceCluster.ELECTION_TIMEOUT_NS;
+    static final long HEARTBEAT_NS = SimServiceCluster.HEARTBEAT_NS;
     private static final int MAX_BATCH = 64 * 1024;
 
     final long seed;

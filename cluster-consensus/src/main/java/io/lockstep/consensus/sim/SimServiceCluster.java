@@ -28,6 +28,9 @@ public final class SimServiceCluster
 {
     /** Members of the cluster. */
     public static final int MEMBERS = 3;
+    /** Simulated timeouts: short, so that a seed covers many elections in few steps. */
+    static final long ELECTION_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(50);
+    static final long HEARTBEAT_NS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final long seed;
     private final Random random;
@@ -42,6 +45,7 @@ public final class SimServiceCluster
     private final Supplier<ClusteredService> services;
     private final boolean snapshots;
     private final int keep;
+    private final int egressBufferBytes;
     private long nowNs = TimeUnit.SECONDS.toNanos(1);
     private long snapshotsTaken;
 
@@ -54,6 +58,19 @@ public final class SimServiceCluster
     public SimServiceCluster(
         final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots)
     {
+        // Small egress buffers: the session simulation wants egress gaps to happen, and be reported.
+        this(seed, clients, services, snapshots, 8 * 1024);
+    }
+
+    /**
+     * @param egressBufferBytes recent egress kept per session, for resending after a failover (a member's
+     *                          production bound is {@code ClusterNode.EGRESS_BUFFER_BYTES}).
+     */
+    public SimServiceCluster(
+        final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
+        final int egressBufferBytes)
+    {
+        this.egressBufferBytes = egressBufferBytes;
         this.seed = seed;
         this.random = new Random(seed);
         this.services = services;
@@ -161,8 +178,8 @@ public final class SimServiceCluster
     void start(final int i)
     {
         network.setUp(i, true);
-        final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
-            SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
+        final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS,
+            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
             states[i], new Random(random.nextLong()));
@@ -171,12 +188,12 @@ public final class SimServiceCluster
             // Snapshots every few KiB and purge units of 4 KiB: members crashed for a while need an install.
             running[i] = new ServiceMember(consensus, transport, logs[i], services, storages[i],
                 new ServiceMember.SnapshotSettings(4096 + random.nextInt(8192), keep, () -> 0),
-                TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
+                TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy());
         }
         else
         {
             running[i] = new ServiceMember(consensus, transport, logs[i], services.get(),
-                TimeUnit.SECONDS.toNanos(30), 64, 8 * 1024, 64, new NoOpIdleStrategy());
+                TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy());
         }
     }
 

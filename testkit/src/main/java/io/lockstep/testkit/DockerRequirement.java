@@ -1,4 +1,4 @@
-package io.lockstep.itests;
+package io.lockstep.testkit;
 
 import org.junit.jupiter.api.Assumptions;
 import org.testcontainers.DockerClientFactory;
@@ -6,17 +6,21 @@ import org.testcontainers.DockerClientFactory;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Whether the container suite may run: with a Docker engine, yes. Without one, it is skipped, loudly, unless
- * {@code LOCKSTEP_REQUIRE_DOCKER=1} (set by {@code bin/lockstep test} once it has started Docker, and always in CI),
- * in which case that is a failure: a broken Docker setup must never pass as green.
+ * Whether container tests may run: with a Docker engine, yes. Without one they are skipped, loudly (a JUnit
+ * assumption), unless {@code LOCKSTEP_REQUIRE_DOCKER=1} (set by {@code bin/lockstep test} once it has started
+ * Docker, and always in CI), in which case that is a failure: a broken Docker setup must never pass as green. Call
+ * {@link #check()} from a {@code @BeforeAll} of every class that uses {@link ContainerCluster}.
  */
-final class DockerRequirement
+public final class DockerRequirement
 {
     private DockerRequirement()
     {
     }
 
-    static void check()
+    /**
+     * Skip the calling test class (or fail it, when Docker is required) if no Docker engine answers.
+     */
+    public static void check()
     {
         final boolean available;
         String why = "";
