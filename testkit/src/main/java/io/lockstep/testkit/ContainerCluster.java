@@ -64,7 +64,7 @@ import java.util.concurrent.TimeUnit;
  * {@code DOCKER_HOST=unix:///var/run/docker.sock}; call {@link DockerRequirement#check()} from a {@code @BeforeAll}.
  * Containers carry the label {@code lockstep.testkit=<run id>} and are removed by {@link #close}.
  */
-public final class ContainerCluster implements AutoCloseable
+public final class ContainerCluster implements TestCluster
 {
     /** The port every member listens on inside its container. */
     private static final int PORT = 9000;
@@ -284,19 +284,7 @@ public final class ContainerCluster implements AutoCloseable
     {
         try (AdminClient admin = adminClient())
         {
-            final Map<Integer, AdminClient.Status> converged = admin.awaitConverged(timeout.toMillis());
-            if (null == converged)
-            {
-                throw new AssertionError("members did not converge within " + timeout + ": " + admin.status(1000));
-            }
-            final long hashes = converged.values().stream().map(AdminClient.Status::stateHash).distinct().count();
-            final long applied = converged.values().stream().map(AdminClient.Status::appliedPosition).distinct()
-                .count();
-            if (hashes != 1 || applied != 1)
-            {
-                throw new AssertionError("replicas disagree: " + converged);
-            }
-            return converged;
+            return Replicas.assertAgree(admin, timeout);
         }
     }
 

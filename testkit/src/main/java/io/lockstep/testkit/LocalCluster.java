@@ -269,6 +269,31 @@ public final class LocalCluster implements AutoCloseable
         }
     }
 
+    /**
+     * SIGTERM: the member's shutdown hook closes it in order; waits up to 10 s.
+     */
+    public void stop(final int i)
+    {
+        final Process process = processes[i];
+        if (null != process)
+        {
+            process.destroy();
+            try
+            {
+                if (!process.waitFor(10, TimeUnit.SECONDS))
+                {
+                    throw new IllegalStateException("member " + i + " did not stop within 10 s of SIGTERM");
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted stopping member " + i, ex);
+            }
+            processes[i] = null;
+        }
+    }
+
     public String output(final int i)
     {
         try
