@@ -43,28 +43,62 @@ class ContainerFailoverIT
         FIGURES.forEach(System.out::println);
     }
 
+    /** What a scenario does to the cluster while the client sends; the leader is the one found at the start. */
+    @FunctionalInterface
+    private interface Faults
+    {
+        void inject(ContainerCluster cluster, ClusterClient client, EchoWorkload load, int leader) throws Exception;
+    }
+
+    /**
+     * Start the cluster, connect a client sending at 500/s, run a second, inject the faults (which keep the load
+     * going), then check the client's view (everything acknowledged came back exactly once) and that the replicas
+     * agree.
+     */
+    private static void scenario(final String name, final ContainerCluster cluster, final Faults faults)
+        throws Exception
+    {
+        scenario(name, cluster, faults, ignored -> { });
+    }
+
+    /**
+     * As above, with members brought back after the client's check (so that a JVM starting on two cores does not
+     * count as the client's outage) and before the replicas are compared.
+     */
+    private static void scenario(
+        final String name, final ContainerCluster cluster, final Faults faults,
+        final java.util.function.Consumer<ContainerCluster> recovery) throws Exception
+    {
+        cluster.start();
+        final int leader = cluster.awaitLeader(TIMEOUT);
+        final EchoWorkload load = new EchoWorkload(500);
+        try (ClusterClient client = cluster.client(load))
+        {
+            load.client(client);
+            assertTrue(client.awaitConnected(10_000));
+            load.runFor(1000);
+            faults.inject(cluster, client, load, leader);
+            load.finishAndCheck(20_000, name);
+            figure(name, load);
+        }
+        recovery.accept(cluster);
+        cluster.assertReplicasAgree(TIMEOUT);
+    }
+
     @Test
     void leaderKilledUnderLoad() throws Exception
     {
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir))
         {
-            cluster.start();
-            final int leader = cluster.awaitLeader(TIMEOUT);
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            final int[] killed = new int[1];
+            scenario("leader SIGKILL under load", cluster, (c, client, load, leader) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
-                cluster.kill(leader);
+                killed[0] = leader;
+                c.kill(leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 10_000),
                     "the client resumes on a new leader");
                 load.runFor(1000);
-                load.finishAndCheck(20_000, "leader SIGKILL");
-                figure("leader SIGKILL under load", load);
-            }
-            cluster.restart(leader);
-            cluster.assertReplicasAgree(TIMEOUT);
+            }, c -> c.restart(killed[0]));
         }
     }
 
@@ -73,24 +107,15 @@ class ContainerFailoverIT
     {
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir))
         {
-            cluster.start();
-            final int leader = cluster.awaitLeader(TIMEOUT);
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            scenario("hung (paused) leader", cluster, (c, client, load, leader) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
-                cluster.pause(leader);
+                c.pause(leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 10_000),
                     "the client leaves the hung leader for a new one");
                 load.runFor(1000);
-                cluster.unpause(leader);
+                c.unpause(leader);
                 load.runFor(1000);
-                load.finishAndCheck(20_000, "paused leader");
-                figure("hung (paused) leader", load);
-            }
-            cluster.assertReplicasAgree(TIMEOUT);
+            });
         }
     }
 
@@ -99,53 +124,36 @@ class ContainerFailoverIT
     {
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir))
         {
-            cluster.start();
-            final int leader = cluster.awaitLeader(TIMEOUT);
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            scenario("partitioned leader comes back", cluster, (c, client, load, leader) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
-                cluster.isolate(leader);
+                c.isolate(leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 15_000),
                     "the client follows the majority's new leader");
                 load.runFor(1000);
-                cluster.heal(leader);
+                c.heal(leader);
                 load.runFor(2000);
-                load.finishAndCheck(20_000, "partitioned leader");
-                figure("partitioned leader comes back", load);
-            }
-            cluster.assertReplicasAgree(TIMEOUT);
+            });
         }
     }
 
     @Test
     void followerWipedRejoinsBySnapshot() throws Exception
     {
+        final int[] wiped = new int[1];
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir)
             .configure("lockstep.snapshot.interval.bytes", "65536")
             .configure("lockstep.snapshot.keep", "1"))
         {
-            cluster.start();
-            final int leader = cluster.awaitLeader(TIMEOUT);
-            final int follower = (leader + 1) % 3;
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            scenario("follower wiped, rejoins by snapshot", cluster, (c, client, load, leader) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
-                cluster.wipe(follower);
+                wiped[0] = (leader + 1) % 3;
+                c.wipe(wiped[0]);
                 load.runFor(3000);
-                cluster.restart(follower);
+                c.restart(wiped[0]);
                 load.runFor(1000);
-                load.finishAndCheck(20_000, "follower wiped");
-                figure("follower wiped, rejoins by snapshot", load);
-            }
-            cluster.assertReplicasAgree(TIMEOUT);
-            assertTrue(cluster.logs(follower).contains("snapshot"), "the wiped member was sent a snapshot:\n" +
-                cluster.logs(follower));
+            });
+            assertTrue(cluster.logs(wiped[0]).contains("snapshot"), "the wiped member was sent a snapshot:\n" +
+                cluster.logs(wiped[0]));
         }
     }
 
@@ -154,29 +162,21 @@ class ContainerFailoverIT
     {
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir))
         {
-            cluster.start();
-            final int first = cluster.awaitLeader(TIMEOUT);
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            final int[] killed = new int[1];
+            scenario("two successive leader failures", cluster, (c, client, load, first) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
-                cluster.kill(first);
+                c.kill(first);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != first, 10_000));
-                cluster.restart(first);
+                c.restart(first);
                 load.runFor(1000);
                 final int second = client.leaderId();
                 assertNotEquals(first, second);
-                cluster.kill(second);
+                c.kill(second);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != second, 10_000),
                     "a third leader");
                 load.runFor(1000);
-                load.finishAndCheck(20_000, "two leader failures");
-                figure("two successive leader failures", load);
-                cluster.restart(second);
-            }
-            cluster.assertReplicasAgree(TIMEOUT);
+                killed[0] = second;
+            }, c -> c.restart(killed[0]));
         }
     }
 
@@ -185,28 +185,19 @@ class ContainerFailoverIT
     {
         try (ContainerCluster cluster = ContainerCluster.of(3, EchoService.class, dir))
         {
-            cluster.start();
-            cluster.awaitLeader(TIMEOUT);
-            final EchoWorkload load = new EchoWorkload(500);
-            try (ClusterClient client = cluster.client(load))
+            scenario("full-cluster restart (all SIGKILLed)", cluster, (c, client, load, leader) ->
             {
-                load.client(client);
-                assertTrue(client.awaitConnected(10_000));
-                load.runFor(1000);
                 for (int i = 0; i < 3; i++)
                 {
-                    cluster.kill(i);
+                    c.kill(i);
                 }
                 for (int i = 0; i < 3; i++)
                 {
-                    cluster.restart(i);
+                    c.restart(i);
                 }
                 assertTrue(load.runUntil(client::isConnected, 15_000), "the session resumes after the restart");
                 load.runFor(1000);
-                load.finishAndCheck(20_000, "full restart");
-                figure("full-cluster restart (all SIGKILLed)", load);
-            }
-            cluster.assertReplicasAgree(TIMEOUT);
+            });
         }
     }
 

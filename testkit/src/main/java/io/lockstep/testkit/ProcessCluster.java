@@ -155,16 +155,14 @@ public final class ProcessCluster implements TestCluster
         }
     }
 
-    public String logs()
+    public String logs(final int i)
     {
-        final StringBuilder all = new StringBuilder();
-        for (int i = 0; i < count; i++)
-        {
-            final String out = local.output(i);
-            all.append("--- member ").append(i).append('\n').append(out, Math.max(0, out.length() - 4000),
-                out.length());
-        }
-        return all.toString();
+        return local.output(i);
+    }
+
+    public int size()
+    {
+        return count;
     }
 
     public void close()

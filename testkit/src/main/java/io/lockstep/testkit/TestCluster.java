@@ -87,8 +87,24 @@ public interface TestCluster extends AutoCloseable
      */
     Map<Integer, AdminClient.Status> assertReplicasAgree(Duration timeout);
 
-    /** @return every member's recent output, for a failure message. */
-    String logs();
+    /** @return member i's output so far. */
+    String logs(int i);
+
+    /** @return the number of members. */
+    int size();
+
+    /** @return every member's recent output (the last 4,000 characters of each), for a failure message. */
+    default String logs()
+    {
+        final StringBuilder all = new StringBuilder();
+        for (int i = 0; i < size(); i++)
+        {
+            final String out = logs(i);
+            all.append("--- member ").append(i).append('\n').append(out, Math.max(0, out.length() - 4000),
+                out.length());
+        }
+        return all.toString();
+    }
 
     @Override
     void close();

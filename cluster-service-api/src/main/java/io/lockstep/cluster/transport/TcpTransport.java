@@ -10,7 +10,6 @@ import io.lockstep.cluster.codecs.HelloReplyEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import org.agrona.BitUtil;
-import org.agrona.BufferUtil;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2IntHashMap;
@@ -54,107 +53,6 @@ public final class TcpTransport implements Transport
     private static final long MIN_BACKOFF_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(1);
     private static final int MAX_CLIENTS = 256;
-    /** Room for a handshake and a client's first request pipelined behind it. */
-    private static final int HANDSHAKE_BUFFER_LENGTH = 8 * 1024;
-
-    private final class Connection
-    {
-        final SocketChannel channel;
-        final int connectTo;
-        ByteBuffer readBuffer;
-        UnsafeBuffer readView;
-        ByteBuffer writeBuffer;
-        UnsafeBuffer writeView;
-        SelectionKey key;
-        int endpoint = -1;
-        /** Socket up and buffers allocated: handshake messages may flow. */
-        boolean open;
-        /** Handshake done: the owner may send and receives messages. */
-        boolean connected;
-        /** Proved the cluster secret (members always; tools that hold it), or no secret is configured. */
-        boolean trusted;
-        Stage stage;
-        byte[] localNonce;
-        byte[] peerNonce;
-        int claimedId;
-        long handshakeDeadlineNs;
-
-        Connection(final SocketChannel channel, final int connectTo)
-        {
-            this.channel = channel;
-            this.connectTo = connectTo;
-        }
-
-        /**
-         * Buffers are allocated once connected, not per attempt: retrying a dead peer every backoff interval
-         * must stay cheap.
-         */
-        /**
-         * An accepted connection starts with small buffers, and gets full-size ones (megabytes) only once its
-         * handshake is done: otherwise a flood of connections that never say Hello would cost the member gigabytes
-         * and the pause of zeroing them on its own thread.
-         */
-        void markOpenForHandshake()
-        {
-            readBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
-            readView = new UnsafeBuffer(readBuffer);
-            writeBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
-            writeView = new UnsafeBuffer(writeBuffer);
-            open = true;
-        }
-
-        /** A full-size write buffer, keeping what is queued (at registration: replies may be large). */
-        void growWriteBuffer()
-        {
-            if (writeBuffer.capacity() < writeBufferLength)
-            {
-                final ByteBuffer old = writeBuffer;
-                writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
-                writeView = new UnsafeBuffer(writeBuffer);
-                old.flip();
-                writeBuffer.put(old);
-            }
-        }
-
-        /** A full-size read buffer, keeping unread bytes (after a read pass, never during one). */
-        void growReadBuffer()
-        {
-            final int full = BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2;
-            if (readBuffer.capacity() < full)
-            {
-                final ByteBuffer old = readBuffer;
-                readBuffer = BufferUtil.allocateDirectAligned(full, 64);
-                readView = new UnsafeBuffer(readBuffer);
-                old.flip();
-                readBuffer.put(old);
-            }
-        }
-
-        void markOpen()
-        {
-            if (null == readBuffer)
-            {
-                readBuffer = BufferUtil.allocateDirectAligned(
-                    BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2, 64);
-                readView = new UnsafeBuffer(readBuffer);
-                writeBuffer = BufferUtil.allocateDirectAligned(writeBufferLength, 64);
-                writeView = new UnsafeBuffer(writeBuffer);
-            }
-            open = true;
-        }
-    }
-
-    /** Where a connection's handshake is. */
-    private enum Stage
-    {
-        /** Accepted: the peer's Hello is next. */
-        AWAIT_HELLO,
-        /** Accepted an authenticating Hello and sent the reply: the peer's proof is next. */
-        AWAIT_PROOF,
-        /** Connected and sent an authenticating Hello: the member's reply is next. */
-        AWAIT_REPLY,
-        READY
-    }
 
     private final int selfId;
     /** Schema id to the newest version this side reads; anything else is garbage. */
@@ -164,13 +62,14 @@ public final class TcpTransport implements Transport
     private final int segmentLength;
     private final int maxMessageLength;
     private final int writeBufferLength;
+    private final int readBufferLength;
     private final Selector selector;
     private final ServerSocketChannel server;
-    private final Connection[] memberConnections;
+    private final TcpConnection[] memberConnections;
     private final long[] nextConnectNs;
     private final long[] backoffNs;
-    private final Int2ObjectHashMap<Connection> clientConnections = new Int2ObjectHashMap<>();
-    private final List<Connection> all = new ArrayList<>();
+    private final Int2ObjectHashMap<TcpConnection> clientConnections = new Int2ObjectHashMap<>();
+    private final List<TcpConnection> all = new ArrayList<>();
     private final UnsafeBuffer helloBuffer = new UnsafeBuffer(new byte[128]);
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
@@ -240,12 +139,13 @@ public final class TcpTransport implements Transport
         this.segmentLength = segmentLength;
         this.maxMessageLength = maxMessageLength;
         this.writeBufferLength = 4 * (maxMessageLength + LENGTH_PREFIX);
+        this.readBufferLength = BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2;
         int maxId = 0;
         for (final Member m : members)
         {
             maxId = Math.max(maxId, m.id());
         }
-        memberConnections = new Connection[maxId + 1];
+        memberConnections = new TcpConnection[maxId + 1];
         nextConnectNs = new long[maxId + 1];
         backoffNs = new long[maxId + 1];
         java.util.Arrays.fill(backoffNs, MIN_BACKOFF_NS);
@@ -314,13 +214,6 @@ public final class TcpTransport implements Transport
 
     private static final Consumer<SelectionKey> IGNORE_READY = key -> { };
 
-    /** Hears why a connection was refused or dropped (for a member's error log); called on the polling thread. */
-    @FunctionalInterface
-    public interface ProblemListener
-    {
-        void onProblem(String problem);
-    }
-
     /**
      * @param listener told, besides the log, each reason a connection is refused or dropped.
      * @return this.
@@ -341,7 +234,7 @@ public final class TcpTransport implements Transport
         {
             return true;
         }
-        final Connection c = clientConnections.get(endpoint);
+        final TcpConnection c = clientConnections.get(endpoint);
         return null != c && c.trusted;
     }
 
@@ -356,8 +249,8 @@ public final class TcpTransport implements Transport
         nextHandshakeSweepNs = nowNs + TimeUnit.MILLISECONDS.toNanos(100);
         for (int i = all.size() - 1; i >= 0; i--)
         {
-            final Connection c = all.get(i);
-            if (Stage.READY != c.stage && c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs)
+            final TcpConnection c = all.get(i);
+            if (TcpConnection.Stage.READY != c.stage && c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs)
             {
                 disconnect(c, "no handshake within " + TimeUnit.NANOSECONDS.toMillis(HANDSHAKE_TIMEOUT_NS) + " ms");
             }
@@ -366,7 +259,7 @@ public final class TcpTransport implements Transport
 
     public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
-        final Connection connection = endpoint < CLIENT_ENDPOINT_BASE ?
+        final TcpConnection connection = endpoint < CLIENT_ENDPOINT_BASE ?
             (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
             clientConnections.get(endpoint);
         if (null == connection || !connection.connected)
@@ -378,7 +271,7 @@ public final class TcpTransport implements Transport
 
     public boolean isConnected(final int endpoint)
     {
-        final Connection c = endpoint < CLIENT_ENDPOINT_BASE ?
+        final TcpConnection c = endpoint < CLIENT_ENDPOINT_BASE ?
             (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
             clientConnections.get(endpoint);
         return null != c && c.connected;
@@ -389,7 +282,7 @@ public final class TcpTransport implements Transport
         int written = 0;
         for (int i = 0; i < all.size(); i++)
         {
-            final Connection c = all.get(i);
+            final TcpConnection c = all.get(i);
             if (c.open && null != c.writeBuffer && c.writeBuffer.position() > 0)
             {
                 c.writeBuffer.flip();
@@ -413,7 +306,7 @@ public final class TcpTransport implements Transport
 
     public void close()
     {
-        for (final Connection c : new ArrayList<>(all))
+        for (final TcpConnection c : new ArrayList<>(all))
         {
             CloseHelper.quietClose(c.channel);
         }
@@ -443,7 +336,7 @@ public final class TcpTransport implements Transport
                 final SocketChannel channel = SocketChannel.open();
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                final Connection c = new Connection(channel, m.id());
+                final TcpConnection c = new TcpConnection(channel, m.id(), readBufferLength, writeBufferLength);
                 c.endpoint = m.id();
                 memberConnections[m.id()] = c;
                 all.add(c);
@@ -463,7 +356,7 @@ public final class TcpTransport implements Transport
                 scheduleReconnect(m.id());
                 if (null != memberConnections[m.id()])
                 {
-                    final Connection c = memberConnections[m.id()];
+                    final TcpConnection c = memberConnections[m.id()];
                     memberConnections[m.id()] = null;
                     all.remove(c);
                     CloseHelper.quietClose(c.channel);
@@ -480,7 +373,7 @@ public final class TcpTransport implements Transport
             accept();
             return;
         }
-        final Connection c = (Connection)key.attachment();
+        final TcpConnection c = (TcpConnection)key.attachment();
         if (key.isConnectable())
         {
             try
@@ -503,7 +396,7 @@ public final class TcpTransport implements Transport
         }
     }
 
-    private void onConnected(final Connection c)
+    private void onConnected(final TcpConnection c)
     {
         c.markOpen();
         backoffNs[c.connectTo] = MIN_BACKOFF_NS;
@@ -517,12 +410,12 @@ public final class TcpTransport implements Transport
         enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
         if (null == secret)
         {
-            c.stage = Stage.READY;
+            c.stage = TcpConnection.Stage.READY;
             c.connected = true;
         }
         else
         {
-            c.stage = Stage.AWAIT_REPLY;
+            c.stage = TcpConnection.Stage.AWAIT_REPLY;
             startHandshake(c);
         }
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} connected to {1}", selfId, c.connectTo);
@@ -535,20 +428,20 @@ public final class TcpTransport implements Transport
         return nonce;
     }
 
-    private void startHandshake(final Connection c)
+    private void startHandshake(final TcpConnection c)
     {
         c.handshakeDeadlineNs = nowNs + HANDSHAKE_TIMEOUT_NS;
         handshakesPending++;
     }
 
-    private void endHandshake(final Connection c)
+    private void endHandshake(final TcpConnection c)
     {
         if (c.handshakeDeadlineNs > 0)
         {
             c.handshakeDeadlineNs = 0;
             handshakesPending--;
         }
-        c.stage = Stage.READY;
+        c.stage = TcpConnection.Stage.READY;
     }
 
     private void accept()
@@ -567,9 +460,9 @@ public final class TcpTransport implements Transport
                 }
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                final Connection c = new Connection(channel, -1);
+                final TcpConnection c = new TcpConnection(channel, -1, readBufferLength, writeBufferLength);
                 c.markOpenForHandshake();
-                c.stage = Stage.AWAIT_HELLO;
+                c.stage = TcpConnection.Stage.AWAIT_HELLO;
                 startHandshake(c);
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
                 all.add(c);
@@ -581,7 +474,7 @@ public final class TcpTransport implements Transport
         }
     }
 
-    private void read(final Connection c)
+    private void read(final TcpConnection c)
     {
         final int read;
         try
@@ -629,7 +522,7 @@ public final class TcpTransport implements Transport
                     " is newer than " + newestVersion);
                 return;
             }
-            if (Stage.READY != c.stage)
+            if (TcpConnection.Stage.READY != c.stage)
             {
                 if (!onHandshake(c, messageOffset))
                 {
@@ -649,13 +542,13 @@ public final class TcpTransport implements Transport
         }
         c.readBuffer.limit(limit).position(offset);
         c.readBuffer.compact();
-        if (Stage.READY == c.stage)
+        if (TcpConnection.Stage.READY == c.stage)
         {
             c.growReadBuffer();
         }
     }
 
-    private boolean onHandshake(final Connection c, final int messageOffset)
+    private boolean onHandshake(final TcpConnection c, final int messageOffset)
     {
         final int body = messageOffset + MessageHeaderDecoder.ENCODED_LENGTH;
         final int templateId = isHandshake() ? headerDecoder.templateId() : -1;
@@ -690,7 +583,7 @@ public final class TcpTransport implements Transport
         return false;
     }
 
-    private static String expected(final Stage stage)
+    private static String expected(final TcpConnection.Stage stage)
     {
         return switch (stage)
         {
@@ -702,7 +595,7 @@ public final class TcpTransport implements Transport
     }
 
     /** Accepting side: who is speaking, and whether they will prove the secret. */
-    private boolean onHello(final Connection c)
+    private boolean onHello(final TcpConnection c)
     {
         final int peerId = helloDecoder.memberId();
         // Raw values: a peer speaking garbage must not make the decoder throw.
@@ -753,12 +646,12 @@ public final class TcpTransport implements Transport
             // The peer will hang up on learning this member has no secret; if it does not, it is an open cluster.
             return register(c, peerId, true);
         }
-        c.stage = Stage.AWAIT_PROOF;
+        c.stage = TcpConnection.Stage.AWAIT_PROOF;
         return true;
     }
 
     /** Accepting side: the connector's proof, after it checked this member's. */
-    private boolean onProof(final Connection c)
+    private boolean onProof(final TcpConnection c)
     {
         final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
         proofDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
@@ -772,7 +665,7 @@ public final class TcpTransport implements Transport
     }
 
     /** Connecting side: the member proves itself first; then this side does. */
-    private boolean onReply(final Connection c)
+    private boolean onReply(final TcpConnection c)
     {
         if (replyDecoder.memberId() != c.connectTo)
         {
@@ -807,7 +700,7 @@ public final class TcpTransport implements Transport
     }
 
     /** Accepting side: the handshake is done; the connection becomes a member's or a client's endpoint. */
-    private boolean register(final Connection c, final int peerId, final boolean trusted)
+    private boolean register(final TcpConnection c, final int peerId, final boolean trusted)
     {
         endHandshake(c);
         c.growWriteBuffer();
@@ -819,7 +712,7 @@ public final class TcpTransport implements Transport
             clientConnections.put(c.endpoint, c);
             return true;
         }
-        final Connection previous = memberConnections[peerId];
+        final TcpConnection previous = memberConnections[peerId];
         if (null != previous && previous != c)
         {
             // The peer reconnected (it restarted, or saw the old connection die first): the new one wins.
@@ -838,7 +731,7 @@ public final class TcpTransport implements Transport
             templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
     }
 
-    private boolean enqueue(final Connection c, final DirectBuffer buffer, final int offset, final int length)
+    private boolean enqueue(final TcpConnection c, final DirectBuffer buffer, final int offset, final int length)
     {
         final ByteBuffer out = c.writeBuffer;
         if (out.remaining() < LENGTH_PREFIX + length)
@@ -852,7 +745,7 @@ public final class TcpTransport implements Transport
         return true;
     }
 
-    private void disconnect(final Connection c, final String reason)
+    private void disconnect(final TcpConnection c, final String reason)
     {
         if (null != reason)
         {
