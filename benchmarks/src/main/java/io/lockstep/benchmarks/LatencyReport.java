@@ -56,16 +56,23 @@ public final class LatencyReport
         final StringBuilder processes = new StringBuilder();
         double totalCpu = 0;
         double maxRss = 0;
+        double membersCpuUsPerMessage = 0;
         for (int i = 0; i < pids.length; i++)
         {
             final boolean client = i == pids.length - 1;
             final String name = client ? "client" : "member" + i;
-            final double cpuPct = 100 * (ProcessStats.cpuSeconds(pids[i]) - cpuBefore[i]) / elapsedS;
+            final double cpuSeconds = ProcessStats.cpuSeconds(pids[i]) - cpuBefore[i];
+            final double cpuPct = 100 * cpuSeconds / elapsedS;
+            // CPU per message, from the process accounting: the figure this machine's noise does not move.
+            final double cpuUsPerMessage = received > 0 ? cpuSeconds * 1e6 / received : -1;
             final double rss = ProcessStats.rssMiB(pids[i]);
             totalCpu += cpuPct;
+            membersCpuUsPerMessage += client ? 0 : cpuUsPerMessage;
             maxRss = client ? maxRss : Math.max(maxRss, rss);
-            processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_rss_mb=%.0f", name, cpuPct, name, rss));
+            processes.append(String.format(Locale.ROOT, " %s_cpu_pct=%.0f %s_cpu_us_per_msg=%.1f %s_rss_mb=%.0f",
+                name, cpuPct, name, cpuUsPerMessage, name, rss));
         }
+        processes.append(String.format(Locale.ROOT, " members_cpu_us_per_msg=%.1f", membersCpuUsPerMessage));
         final Path hdr = out.resolve(system + "-latency-" + rate + ".hdr");
         try (PrintStream log = new PrintStream(new File(hdr.toString())))
         {
@@ -73,9 +80,9 @@ public final class LatencyReport
         }
         final double achieved = received / elapsedS;
         System.out.printf(Locale.ROOT, "rate=%d: p50=%.0f p90=%.0f p99=%.0f p99.9=%.0f p99.99=%.0f max=%.0f us, " +
-            "achieved %.0f msg/s, CPU total %.0f%%, member RSS max %.0f MiB%s%n", rate, us(histogram, 50),
-            us(histogram, 90), us(histogram, 99), us(histogram, 99.9), us(histogram, 99.99),
-            histogram.getMaxValue() / 1000.0, achieved, totalCpu, maxRss, extra);
+            "achieved %.0f msg/s, CPU total %.0f%%, members' CPU %.1f us per message, member RSS max %.0f MiB%s%n",
+            rate, us(histogram, 50), us(histogram, 90), us(histogram, 99), us(histogram, 99.9), us(histogram, 99.99),
+            histogram.getMaxValue() / 1000.0, achieved, totalCpu, membersCpuUsPerMessage, maxRss, extra);
         System.out.printf(Locale.ROOT, "%s mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
             "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s%s hdr=%s%n", system, rate, size,
             us(histogram, 50), us(histogram, 90), us(histogram, 99), us(histogram, 99.9), us(histogram, 99.99),

@@ -115,6 +115,8 @@ public final class AeronEchoNode
         final int id = Integer.parseInt(args[0]);
         final File baseDir = new File(args[1], "aeron-node" + id);
         final int portBase = Integer.parseInt(args[2]);
+        // Sync the recorded log (and the consensus module's files) as Lockstep's batch durability does.
+        final int fileSyncLevel = args.length > 3 && "batch".equals(args[3]) ? 1 : 0;
         final String aeronDir = CommonContext.getAeronDirectoryName() + "-lockstep-bench-" + portBase + "-" + id;
         final ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
 
@@ -133,6 +135,8 @@ public final class AeronEchoNode
             .replicationChannel("aeron:udp?endpoint=localhost:0")
             .recordingEventsEnabled(false)
             .deleteArchiveOnStart(true)
+            .fileSyncLevel(fileSyncLevel)
+            .catalogFileSyncLevel(fileSyncLevel)
             .threadingMode(ArchiveThreadingMode.SHARED);
         final AeronArchive.Context archiveClient = new AeronArchive.Context()
             .controlRequestChannel(archive.localControlChannel())
@@ -148,6 +152,7 @@ public final class AeronEchoNode
             .replicationChannel("aeron:udp?endpoint=localhost:0")
             .leaderHeartbeatTimeoutNs(TimeUnit.SECONDS.toNanos(1))
             .deleteDirOnStart(true)
+            .fileSyncLevel(fileSyncLevel)
             .archiveContext(archiveClient.clone());
         final ClusteredServiceContainer.Context service = new ClusteredServiceContainer.Context()
             .aeronDirectoryName(aeronDir)

@@ -40,11 +40,12 @@ public final class AeronLatencyBenchmark
         final BenchmarkOptions options = BenchmarkOptions.parse(args,
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench")));
         Files.createDirectories(options.out());
-        try (AeronNodes nodes = new AeronNodes())
+        try (AeronNodes nodes = new AeronNodes(options.durability()))
         {
             System.out.printf("aeron: 3 members (Aeron Cluster 1.46.7, echo service, shared driver thread, backoff " +
-                "idle, no fsync, leader heartbeat timeout 1 s, UDP loopback), 1 client, %d-byte messages, %d s " +
-                "warm-up, %d s per rate%n", options.size(), options.warmup(), options.seconds());
+                "idle, %s, leader heartbeat timeout 1 s, UDP loopback), 1 client, %d-byte messages, %d s " +
+                "warm-up, %d s per rate%n", "batch".equals(options.durability()) ? "file sync level 1 (archive and " +
+                "consensus module)" : "no fsync", options.size(), options.warmup(), options.seconds());
             for (final int rate : options.rates())
             {
                 new AeronLatencyBenchmark().run(nodes, rate, options.size(), options.warmup(), options.seconds(),

@@ -22,9 +22,20 @@ final class AeronNodes implements AutoCloseable
     private final Path root;
     private final int portBase;
     private final List<Process> processes = new ArrayList<>();
+    private final String durability;
 
     AeronNodes() throws Exception
     {
+        this("none");
+    }
+
+    /**
+     * @param durability "batch": the archive and consensus module sync their files (fileSyncLevel 1), the closest
+     *                   Aeron setting to Lockstep's fsync before acknowledging; "none": page cache only.
+     */
+    AeronNodes(final String durability) throws Exception
+    {
+        this.durability = durability;
         root = Files.createTempDirectory("aeron-bench");
         portBase = 20_000 + (int)(ProcessHandle.current().pid() % 1000) * 40;
         for (int i = 0; i < 3; i++)
@@ -55,7 +66,8 @@ final class AeronNodes implements AutoCloseable
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path"),
-            AeronEchoNode.class.getName(), Integer.toString(id), root.toString(), Integer.toString(portBase))
+            AeronEchoNode.class.getName(), Integer.toString(id), root.toString(), Integer.toString(portBase),
+            durability)
             .redirectErrorStream(true).start();
         final CountDownLatch ready = new CountDownLatch(1);
         final Thread pump = new Thread(() ->
