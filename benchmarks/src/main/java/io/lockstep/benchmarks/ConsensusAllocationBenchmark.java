@@ -105,10 +105,16 @@ public final class ConsensusAllocationBenchmark
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 echo(session, payload, echoed, appends);
                 final long[] before = allocated(threads, runners);
+                // The client runs on this thread: what a gateway pays per message on its own hot path.
+                final long clientBefore = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
                 echo(session, payload, echoed, appends);
+                final long clientBytes = threads.getThreadAllocatedBytes(Thread.currentThread().getId()) -
+                    clientBefore;
                 System.out.printf(Locale.ROOT, "session path allocation over %d 288-byte client messages echoed by " +
                     "the service:%n", appends);
                 report(threads, runners, agents, before, appends, "session");
+                System.out.printf(Locale.ROOT, "lockstep mode=alloc path=session side=client allocated_bytes=%d " +
+                    "bytes_per_message=%.3f%n", clientBytes, (double)clientBytes / appends);
             }
         }
         finally

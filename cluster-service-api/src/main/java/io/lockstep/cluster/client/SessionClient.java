@@ -14,7 +14,6 @@ import io.lockstep.cluster.transport.Transport;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.util.ArrayDeque;
 
 /**
  * The client side of a session, as a duty-cycle object over a {@link Transport}: finds the leader (following
@@ -52,18 +51,18 @@ public final class SessionClient
         DISCONNECTED, CONNECTING, CONNECTED, CLOSED
     }
 
-    private record Pending(long sequence, byte[] payload)
-    {
-    }
 
     private final Transport transport;
     private final int[] memberIds;
     private final Listener listener;
     private final long keepAliveIntervalNs;
     private final long silenceTimeoutNs;
-    private final int maxUnacked;
     private final int maxMessageLength;
-    private final ArrayDeque<Pending> unacked = new ArrayDeque<>();
+    private final PendingMessages unacked;
+    private final IngressEncoder ingressEncoder = new IngressEncoder();
+    private final KeepAliveEncoder keepAliveEncoder = new KeepAliveEncoder();
+    private final SessionConnectEncoder connectEncoder = new SessionConnectEncoder();
+    private final SessionCloseRequestEncoder closeEncoder = new SessionCloseRequestEncoder();
     private final UnsafeBuffer out;
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
@@ -98,7 +97,8 @@ public final class SessionClient
      * @param listener            receives egress and events.
      * @param keepAliveIntervalNs how often an idle client says it is alive.
      * @param silenceTimeoutNs    a member silent this long is given up on, and the session resumed elsewhere.
-     * @param maxUnacked          bound on messages awaiting acknowledgement (back pressure beyond it).
+     * @param maxUnacked          bound on messages awaiting acknowledgement (back pressure beyond it, or beyond
+     *                            4 MiB of their bodies when that is less than every one at maxMessageLength).
      * @param maxMessageLength    bound on one message's length ({@link #TOO_LONG} beyond it).
      */
     public SessionClient(
@@ -136,7 +136,10 @@ public final class SessionClient
         this.listener = listener;
         this.keepAliveIntervalNs = keepAliveIntervalNs;
         this.silenceTimeoutNs = silenceTimeoutNs;
-        this.maxUnacked = maxUnacked;
+        // Bodies of unacknowledged messages, copied once: 4 MiB and room for two of the longest, but never more than
+        // every slot holding the longest would need.
+        this.unacked = new PendingMessages(maxUnacked, (int)Math.min((long)maxUnacked * maxMessageLength,
+            Math.max(4L << 20, 2L * maxMessageLength)));
     }
 
     /**
@@ -154,13 +157,10 @@ public final class SessionClient
         {
             return TOO_LONG;
         }
-        if (unacked.size() >= maxUnacked)
+        if (!unacked.add(nextSequence, buffer, offset, length))
         {
             return BACK_PRESSURED;
         }
-        final byte[] payload = new byte[length];
-        buffer.getBytes(offset, payload);
-        unacked.addLast(new Pending(nextSequence, payload));
         return nextSequence++;
     }
 
@@ -215,7 +215,7 @@ public final class SessionClient
                     work += sendPending();
                     if (nowNs - lastSentNs >= keepAliveIntervalNs)
                     {
-                        final int length = new KeepAliveEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+                        final int length = keepAliveEncoder.wrapAndApplyHeader(out, 0, headerEncoder)
                             .sessionId(sessionId).lastEgressSequence(lastEgress).encodedLength();
                         send(length);
                     }
@@ -276,7 +276,7 @@ public final class SessionClient
         {
             return false;
         }
-        final int length = new SessionCloseRequestEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+        final int length = closeEncoder.wrapAndApplyHeader(out, 0, headerEncoder)
             .sessionId(sessionId).encodedLength();
         return transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
@@ -323,7 +323,7 @@ public final class SessionClient
     private int connect()
     {
         connectCorrelationId++;
-        final int length = new SessionConnectEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
+        final int length = connectEncoder.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(connectCorrelationId).resumeSessionId(sessionId).lastEgressSequence(lastEgress)
             .putCredentials(credentials, 0, credentials.length)
             .encodedLength();
@@ -341,19 +341,18 @@ public final class SessionClient
     private int sendPending()
     {
         int sent = 0;
-        for (final Pending p : unacked)
+        // Indexed, not iterated: this runs on the sender's hot path and must not allocate.
+        for (int i = (int)Math.max(0, sentUpTo + 1 - unacked.sequenceAt(0)), n = unacked.size(); i < n; i++)
         {
-            if (p.sequence <= sentUpTo)
-            {
-                continue;
-            }
-            final int length = new IngressEncoder().wrapAndApplyHeader(out, 0, headerEncoder)
-                .sessionId(sessionId).sequence(p.sequence).putPayload(p.payload, 0, p.payload.length).encodedLength();
+            final long sequence = unacked.sequenceAt(i);
+            final int length = ingressEncoder.wrapAndApplyHeader(out, 0, headerEncoder)
+                .sessionId(sessionId).sequence(sequence)
+                .putPayload(unacked.buffer(), unacked.offsetAt(i), unacked.lengthAt(i)).encodedLength();
             if (!send(length))
             {
                 break;
             }
-            sentUpTo = p.sequence;
+            sentUpTo = sequence;
             sent++;
         }
         return sent;
@@ -493,10 +492,7 @@ public final class SessionClient
             ackProgressNs = nowNs;
         }
         ackedSequence = Math.max(ackedSequence, applied);
-        while (!unacked.isEmpty() && unacked.peekFirst().sequence <= ackedSequence)
-        {
-            unacked.pollFirst();
-        }
+        unacked.acknowledge(ackedSequence);
     }
 
     private void nextMember(final int leaderHint)
