@@ -188,7 +188,7 @@ final class AdminRequests
             agent.leaderId(), log.appendedPosition(), agent.commitPosition(), log.startPosition(),
             null == snapshots ? -1 : snapshots.durablePosition(),
             null == serviceHooks ? -1 : serviceHooks.appliedPosition(),
-            null == serviceHooks ? 0 : serviceHooks.stateHash());
+            null == serviceHooks ? 0 : serviceHooks.stateHash(), Role.LEADER == agent.role() ? leader : null);
     }
 
     void onTransferLeadership(final int endpoint, final long correlationId, final int target)

@@ -269,7 +269,7 @@ public final class ConsensusAgent implements Agent
         metrics.onDutyCycle(Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0, term, leaderId,
             log.appendedPosition(), commitPosition, log.startPosition(), Role.LEADER == role ? leader.maxLag() : 0,
             LogOrder.owesPromisedFrames(log, termIndex.lastTerm()), null == serviceHooks);
-        metrics.set(MemberMetrics.FOLLOWER_LAG_NS, Role.LEADER == role ? leader.maxLagNs() : 0);
+        metrics.onLeaderLag(Role.LEADER == role, leader);
     }
 
     /**

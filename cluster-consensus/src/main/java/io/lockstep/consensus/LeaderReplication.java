@@ -37,6 +37,8 @@ final class LeaderReplication
     private long commitPosition;
     private long nowNs;
     private final AppendTimes appendTimes = new AppendTimes();
+    /** How much log, below what a snapshot covers, a standby may keep the leader from purging. */
+    static final long STANDBY_RETENTION_BYTES = 256L * 1024 * 1024;
     private PeerState replicationPeer;
     private boolean replicationSent;
 
@@ -277,21 +279,49 @@ final class LeaderReplication
     }
 
     /**
-     * @return how long ago this leader first held a byte the furthest-behind voting follower has not acknowledged as
+     * @param voting true for the voting followers, false for the standbys (non-voting members).
+     * @return how long ago this leader first held a byte the furthest-behind of them has not acknowledged as
      * durable, in nanoseconds (0 when every one has it all).
      */
-    long maxLagNs()
+    long maxLagNs(final boolean voting)
     {
-        final long end = log.appendedPosition();
         long lag = 0;
         for (final PeerState peer : peers)
         {
-            if (peer.voting)
+            if (peer.voting == voting)
             {
-                lag = Math.max(lag, appendTimes.lagNs(Math.max(0, peer.matchPosition), end, nowNs));
+                lag = Math.max(lag, lagNs(peer));
             }
         }
         return lag;
+    }
+
+    /**
+     * @return bytes of this leader's log the furthest-behind standby (non-voting member) lacks; 0 with none.
+     */
+    long maxStandbyLagBytes()
+    {
+        long lag = 0;
+        for (final PeerState peer : peers)
+        {
+            if (!peer.voting)
+            {
+                lag = Math.max(lag, lagBytes(peer));
+            }
+        }
+        return lag;
+    }
+
+    /** @return bytes of this leader's log the member has not acknowledged as durable. */
+    long lagBytes(final PeerState peer)
+    {
+        return log.appendedPosition() - Math.max(0, peer.matchPosition);
+    }
+
+    /** @return how long ago this leader first held a byte the member has not acknowledged as durable, ns. */
+    long lagNs(final PeerState peer)
+    {
+        return appendTimes.lagNs(Math.max(0, peer.matchPosition), log.appendedPosition(), nowNs);
     }
 
     /**
@@ -339,9 +369,13 @@ final class LeaderReplication
         long retained = bound;
         for (final PeerState peer : peers)
         {
-            if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs())
+            final long needs = Math.max(peer.matchPosition, peer.appendedAck);
+            // A standby may hold the log back by at most STANDBY_RETENTION_BYTES: further behind, it is sent the
+            // snapshot instead, so a slow or distant standby cannot grow the leader's disk without bound.
+            if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs() &&
+                (peer.voting || bound - needs <= STANDBY_RETENTION_BYTES))
             {
-                retained = Math.min(retained, Math.max(peer.matchPosition, peer.appendedAck));
+                retained = Math.min(retained, needs);
             }
         }
         return retained;

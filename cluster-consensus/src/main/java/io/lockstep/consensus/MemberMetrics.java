@@ -62,6 +62,9 @@ public final class MemberMetrics
     public static final int FOLLOWER_LAG_NS = 31;
     /** Messages from client connections dropped as malformed (the member carries on). */
     public static final int MALFORMED_MESSAGES = 32;
+    /** Leader only: bytes, and how long ago, the furthest-behind standby (non-voting member) lacks; 0 elsewhere. */
+    public static final int STANDBY_LAG_BYTES = 33;
+    public static final int STANDBY_LAG_NS = 34;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -107,6 +110,9 @@ public final class MemberMetrics
         new Definition("follower_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
             "voting follower lacks", false),
         new Definition("malformed_messages_total", "Messages from client connections dropped as malformed", true),
+        new Definition("standby_lag_bytes", "Leader only: bytes the furthest-behind standby lacks", false),
+        new Definition("standby_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
+            "standby lacks", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;
@@ -203,6 +209,17 @@ public final class MemberMetrics
             set(APPLIED_POSITION, commitPosition);
         }
         increment(DUTY_CYCLES);
+    }
+
+    /**
+     * The leader's view of how far its followers and standbys are behind, in time and (standbys) bytes; zeros on any
+     * other member (member thread only, once per duty cycle).
+     */
+    void onLeaderLag(final boolean leading, final LeaderReplication leader)
+    {
+        set(FOLLOWER_LAG_NS, leading ? leader.maxLagNs(true) : 0);
+        set(STANDBY_LAG_NS, leading ? leader.maxLagNs(false) : 0);
+        set(STANDBY_LAG_BYTES, leading ? leader.maxStandbyLagBytes() : 0);
     }
 
     /**

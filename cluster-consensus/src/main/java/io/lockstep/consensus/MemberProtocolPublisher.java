@@ -39,6 +39,7 @@ final class MemberProtocolPublisher
     private final TimeoutNowEncoder timeoutNow = new TimeoutNowEncoder();
     private final ClientAppendAckEncoder clientAppendAck = new ClientAppendAckEncoder();
     private final StatusResponseEncoder statusResponse = new StatusResponseEncoder();
+    private static final PeerState[] NO_PEERS = new PeerState[0];
     private final InstallSnapshotEncoder installSnapshot = new InstallSnapshotEncoder();
     private final InstallSnapshotResponseEncoder installSnapshotResponse = new InstallSnapshotResponseEncoder();
 
@@ -168,7 +169,8 @@ final class MemberProtocolPublisher
         final long logStartPosition,
         final long snapshotPosition,
         final long appliedPosition,
-        final long stateHash)
+        final long stateHash,
+        final LeaderReplication leading)
     {
         statusResponse.wrapAndApplyHeader(buffer, 0, header)
             .correlationId(correlationId)
@@ -182,6 +184,13 @@ final class MemberProtocolPublisher
             .snapshotPosition(snapshotPosition)
             .appliedPosition(appliedPosition)
             .stateHash(stateHash);
+        final PeerState[] peers = null == leading ? NO_PEERS : leading.peers();
+        final StatusResponseEncoder.PeersEncoder group = statusResponse.peersCount(peers.length);
+        for (final PeerState peer : peers)
+        {
+            group.next().memberId(peer.id).voting(bool(peer.voting)).matchPosition(peer.matchPosition)
+                .lagBytes(leading.lagBytes(peer)).lagNs(leading.lagNs(peer));
+        }
         return send(to, statusResponse.encodedLength());
     }
 

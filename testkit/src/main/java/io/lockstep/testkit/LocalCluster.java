@@ -34,6 +34,7 @@ public final class LocalCluster implements AutoCloseable
     private final int[] ports;
     private final Process[] processes;
     private final ClusterSecret secret;
+    private final int standbys;
 
     /**
      * @param root          directory for configs, data and output.
@@ -58,6 +59,23 @@ public final class LocalCluster implements AutoCloseable
         final Path root, final int count, final String durability, final int segmentLength, final String serviceClass)
         throws IOException
     {
+        this(root, count, 0, durability, segmentLength, serviceClass);
+    }
+
+    /**
+     * @param root          directory for configs, data and output.
+     * @param count         number of members, standbys included.
+     * @param standbys      how many of them (the highest ids) are warm standbys: non-voting, started as
+     *                      {@code StandbyNode}.
+     * @param durability    "batch" or "none".
+     * @param segmentLength log segment length.
+     * @param serviceClass  ClusteredService to run on every member, or null for consensus only.
+     */
+    public LocalCluster(
+        final Path root, final int count, final int standbys, final String durability, final int segmentLength,
+        final String serviceClass) throws IOException
+    {
+        this.standbys = standbys;
         this.root = root;
         this.count = count;
         this.ports = new int[count];
@@ -79,7 +97,8 @@ public final class LocalCluster implements AutoCloseable
         final StringBuilder members = new StringBuilder();
         for (int i = 0; i < count; i++)
         {
-            members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:").append(ports[i]);
+            members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:").append(ports[i])
+                .append(isStandby(i) ? "/nonvoting" : "");
         }
         for (int i = 0; i < count; i++)
         {
@@ -130,7 +149,7 @@ public final class LocalCluster implements AutoCloseable
         final List<Member> members = new ArrayList<>();
         for (int i = 0; i < count; i++)
         {
-            members.add(new Member(i, "127.0.0.1", ports[i], true));
+            members.add(new Member(i, "127.0.0.1", ports[i], !isStandby(i)));
         }
         return members;
     }
@@ -157,6 +176,14 @@ public final class LocalCluster implements AutoCloseable
     public AdminClient adminClient()
     {
         return new AdminClient(members(), secret);
+    }
+
+    /**
+     * @return true if member i is a warm standby (non-voting).
+     */
+    public boolean isStandby(final int i)
+    {
+        return i >= count - standbys;
     }
 
     public Path config(final int i)
@@ -195,7 +222,8 @@ public final class LocalCluster implements AutoCloseable
             }
         }
         command.addAll(List.of("-cp", System.getProperty("java.class.path"),
-            ClusterNode.class.getName(), "--config", config(i).toString()));
+            isStandby(i) ? "io.lockstep.standby.StandbyNode" : ClusterNode.class.getName(), "--config",
+            config(i).toString()));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes[i] = process;
         final CountDownLatch ready = new CountDownLatch(1);

@@ -38,6 +38,7 @@ public final class ClusterNode implements AutoCloseable
     private final Agent agent;
     private final AgentRunner runner;
     private final MetricsServer metricsServer;
+    private final io.lockstep.consensus.MemberMetrics metrics;
 
     /** Bound on open client sessions. Part of replicated state: {@code tool replay} must use the same. */
     public static final int MAX_SESSIONS = 4096;
@@ -77,6 +78,7 @@ public final class ClusterNode implements AutoCloseable
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
             new SystemEpochNanoClock(), transport, raftLog,
             new FileElectionState(config.dataDir()), new Random(seed));
+        this.metrics = consensus.metrics();
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
             new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
@@ -206,6 +208,14 @@ public final class ClusterNode implements AutoCloseable
     /**
      * @return the error that stopped the member, or null while it runs or after a clean close.
      */
+    /**
+     * @return this member's counters and gauges (readable from any thread).
+     */
+    public io.lockstep.consensus.MemberMetrics metrics()
+    {
+        return metrics;
+    }
+
     public Throwable fatalError()
     {
         return fatal;
@@ -230,15 +240,6 @@ public final class ClusterNode implements AutoCloseable
 
     public static void main(final String[] args) throws Exception
     {
-        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
-        // Peers named by host name may come back at another address (a restarted container, a rescheduled pod):
-        // look names up again within a second, and never remember a failed lookup.
-        if (null == java.security.Security.getProperty("networkaddress.cache.ttl") ||
-            "-1".equals(java.security.Security.getProperty("networkaddress.cache.ttl")))
-        {
-            java.security.Security.setProperty("networkaddress.cache.ttl", "1");
-        }
-        java.security.Security.setProperty("networkaddress.cache.negative.ttl", "0");
         if (args.length != 2 || !"--config".equals(args[0]))
         {
             System.err.println("usage: lockstep node --config FILE   (keys can be overridden with -Dkey=value)");
@@ -255,7 +256,28 @@ public final class ClusterNode implements AutoCloseable
             System.exit(2);
             return;
         }
+        run(config, node -> { });
+    }
 
+    /**
+     * Run a member as a process: start it, say it is ready, and exit when it stops (0 after an orderly shutdown,
+     * 1 on an error). For launchers of particular kinds of member (the standby).
+     *
+     * @param config    the member's configuration.
+     * @param onStarted told once the member runs (on this thread), before it says it is ready.
+     */
+    public static void run(final NodeConfig config, final java.util.function.Consumer<ClusterNode> onStarted)
+        throws InterruptedException
+    {
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        // Peers named by host name may come back at another address (a restarted container, a rescheduled pod):
+        // look names up again within a second, and never remember a failed lookup.
+        if (null == java.security.Security.getProperty("networkaddress.cache.ttl") ||
+            "-1".equals(java.security.Security.getProperty("networkaddress.cache.ttl")))
+        {
+            java.security.Security.setProperty("networkaddress.cache.ttl", "1");
+        }
+        java.security.Security.setProperty("networkaddress.cache.negative.ttl", "0");
         final ClusterNode node;
         try
         {
@@ -268,11 +290,13 @@ public final class ClusterNode implements AutoCloseable
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "lockstep-shutdown"));
+        onStarted.accept(node);
         final Member self = config.members().stream().filter(m -> m.id() == config.memberId()).findFirst().orElseThrow();
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
             ", durability " + config.durability().name().toLowerCase() +
-            (0 == config.metricsPort() ? "" : ", metrics on http://*:" + config.metricsPort() + "/metrics"));
+            (0 == config.metricsPort() ? "" : ", metrics on http://*:" + config.metricsPort() + "/metrics") +
+            (self.voting() ? "" : ", standby (non-voting)"));
         System.out.flush();
         node.awaitTermination();
         if (null != node.fatalError())

@@ -49,7 +49,13 @@ public final class AdminClient implements AutoCloseable
         long logStartPosition,
         long snapshotPosition,
         long appliedPosition,
-        long stateHash)
+        long stateHash,
+        List<PeerLag> peers)
+    {
+    }
+
+    /** As the leader sees another member: what it holds durably and how far behind it is. */
+    public record PeerLag(int memberId, boolean voting, long matchPosition, long lagBytes, long lagNs)
     {
     }
 
@@ -515,10 +521,18 @@ public final class AdminClient implements AutoCloseable
         else if (headerDecoder.templateId() == StatusResponseDecoder.TEMPLATE_ID)
         {
             statusDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
-            statuses.put(statusDecoder.memberId(), new Status(statusDecoder.memberId(), statusDecoder.role(),
-                statusDecoder.term(), statusDecoder.leaderId(), statusDecoder.logPosition(),
-                statusDecoder.commitPosition(), statusDecoder.logStartPosition(), statusDecoder.snapshotPosition(),
-                statusDecoder.appliedPosition(), statusDecoder.stateHash()));
+            final int memberId = statusDecoder.memberId();
+            final Status partial = new Status(memberId, statusDecoder.role(), statusDecoder.term(),
+                statusDecoder.leaderId(), statusDecoder.logPosition(), statusDecoder.commitPosition(),
+                statusDecoder.logStartPosition(), statusDecoder.snapshotPosition(), statusDecoder.appliedPosition(),
+                statusDecoder.stateHash(), new ArrayList<>());
+            for (final StatusResponseDecoder.PeersDecoder peer : statusDecoder.peers())
+            {
+                partial.peers().add(new PeerLag(peer.memberId(),
+                    io.lockstep.consensus.codecs.BooleanType.TRUE == peer.voting(), peer.matchPosition(),
+                    peer.lagBytes(), peer.lagNs()));
+            }
+            statuses.put(memberId, partial);
         }
     }
 }

@@ -1,0 +1,78 @@
+package io.lockstep.itests;
+
+import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.testkit.LocalCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three voting members and one warm standby ({@code StandbyNode}, a {@code /nonvoting} member), as processes: the
+ * standby applies everything to the same state as the others, {@code tool status} shows its lag from the leader,
+ * it reports its own lag, and killing it changes nothing for clients (it never counts toward a quorum); restarted,
+ * it catches up.
+ */
+class StandbyIT
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWarmStandbyHoldsTheSameStateAndNeverSlowsTheCluster() throws Exception
+    {
+        try (LocalCluster cluster = new LocalCluster(dir, 4, 1, "none", 1 << 20, "io.lockstep.examples.EchoService"))
+        {
+            for (int i = 0; i < 4; i++)
+            {
+                cluster.start(i);
+            }
+            final EchoWorkload load = new EchoWorkload(1000);
+            try (AdminClient admin = cluster.adminClient();
+                ClusterClient client = ClusterClient.connect(cluster.members(), load))
+            {
+                load.client(client);
+                assertTrue(admin.awaitLeader(20_000) >= 0);
+                assertTrue(client.awaitConnected(10_000));
+                load.runFor(2000);
+                assertTrue(client.leaderId() != 3, "a standby never leads");
+
+                final JavaProcess.Result status = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status",
+                    "--config", cluster.config(0).toString());
+                final Matcher standby = Pattern.compile("standby=3 leader=\\d+ match_position=(\\d+) " +
+                    "lag_bytes=(\\d+) lag_ms=(\\d+)").matcher(status.output());
+                assertTrue(standby.find(), status.output());
+
+                cluster.kill(3);
+                load.runFor(1000);
+                load.finishAndCheck(10_000, "standby down");
+
+                cluster.start(3);
+                load.runFor(1000);
+                load.finishAndCheck(10_000, "standby back");
+            }
+            try (AdminClient admin = cluster.adminClient())
+            {
+                final Map<Integer, AdminClient.Status> converged = admin.awaitConverged(20_000);
+                assertNotNull(converged, "the standby catches up");
+                assertEquals(1, converged.values().stream().map(AdminClient.Status::stateHash).distinct().count(),
+                    "the standby holds the same state as the voting members: " + converged);
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (!cluster.output(3).contains("lockstep standby 3: applied_position="))
+            {
+                assertTrue(System.nanoTime() < deadline, "the standby reports its own lag:\n" + cluster.output(3));
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+        }
+    }
+}
