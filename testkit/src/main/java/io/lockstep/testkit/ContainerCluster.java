@@ -256,37 +256,7 @@ public final class ContainerCluster implements TestCluster
         return ClusterClient.connect(members(), listener);
     }
 
-    /**
-     * @return the id of the member that leads, waiting up to the timeout.
-     * @throws AssertionError if none does in time.
-     */
-    public int awaitLeader(final Duration timeout)
-    {
-        try (AdminClient admin = adminClient())
-        {
-            final int leader = admin.awaitLeader(timeout.toMillis());
-            if (leader < 0)
-            {
-                throw new AssertionError("no leader within " + timeout + "\n" + logs());
-            }
-            return leader;
-        }
-    }
 
-    /**
-     * Wait until every running member has applied the same log to the same position and reports the same state
-     * hash there: the replicas agree.
-     *
-     * @return the members' statuses then.
-     * @throws AssertionError naming the disagreement if that does not happen in time.
-     */
-    public Map<Integer, AdminClient.Status> assertReplicasAgree(final Duration timeout)
-    {
-        try (AdminClient admin = adminClient())
-        {
-            return Replicas.assertAgree(admin, timeout);
-        }
-    }
 
     /**
      * SIGKILL member i's process. Its container and data stay: {@link #restart} brings it back.

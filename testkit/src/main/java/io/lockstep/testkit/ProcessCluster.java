@@ -8,9 +8,7 @@ import org.agrona.IoUtil;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@link TestCluster} as member processes on loopback (a {@link LocalCluster}), for machines without Docker: kill
@@ -134,26 +132,7 @@ public final class ProcessCluster implements TestCluster
         return ClusterClient.connect(local.members(), listener);
     }
 
-    public int awaitLeader(final Duration timeout)
-    {
-        try (AdminClient admin = adminClient())
-        {
-            final int leader = admin.awaitLeader(timeout.toMillis());
-            if (leader < 0)
-            {
-                throw new AssertionError("no leader within " + timeout + "\n" + logs());
-            }
-            return leader;
-        }
-    }
 
-    public Map<Integer, AdminClient.Status> assertReplicasAgree(final Duration timeout)
-    {
-        try (AdminClient admin = adminClient())
-        {
-            return Replicas.assertAgree(admin, timeout);
-        }
-    }
 
     public String logs(final int i)
     {

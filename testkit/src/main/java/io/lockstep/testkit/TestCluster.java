@@ -78,14 +78,31 @@ public interface TestCluster extends AutoCloseable
     ClusterClient client(ClusterClient.EgressListener listener);
 
     /** @return the leader's id, waiting up to the timeout; throws {@link AssertionError} if there is none. */
-    int awaitLeader(Duration timeout);
+    default int awaitLeader(final Duration timeout)
+    {
+        try (AdminClient admin = adminClient())
+        {
+            final int leader = admin.awaitLeader(timeout.toMillis());
+            if (leader < 0)
+            {
+                throw new AssertionError("no leader within " + timeout + "\n" + logs());
+            }
+            return leader;
+        }
+    }
 
     /**
      * Wait until every member answers, all applied the same log, and all report the same state hash there.
      *
      * @return their statuses; throws {@link AssertionError} naming the disagreement otherwise.
      */
-    Map<Integer, AdminClient.Status> assertReplicasAgree(Duration timeout);
+    default Map<Integer, AdminClient.Status> assertReplicasAgree(final Duration timeout)
+    {
+        try (AdminClient admin = adminClient())
+        {
+            return Replicas.assertAgree(admin, timeout);
+        }
+    }
 
     /** @return member i's output so far. */
     String logs(int i);
