@@ -19,6 +19,7 @@ public final class ConsensusConfig
     private final int maxBlockBytes;
     private final long maxInFlightBytes;
     private final int maxPendingClientAppends;
+    private boolean syncStandby;
 
     /**
      * @param memberId                this member's id.
@@ -138,6 +139,31 @@ public final class ConsensusConfig
     public long maxInFlightBytes()
     {
         return maxInFlightBytes;
+    }
+
+    /**
+     * The synchronous standby option (RPO 0 across the loss of the primary zone): a leader commits, and so
+     * acknowledges, an entry only once a voting majority <em>and</em> at least one standby (non-voting member) hold
+     * it durably. The cost is one round trip to the standby's zone on every commit, and commits stop while no
+     * standby answers (availability traded for no loss). Off by default. Every voting member must be configured
+     * alike: each applies its own setting when it leads.
+     *
+     * @return this.
+     * @throws IllegalArgumentException if there is no standby to wait for.
+     */
+    public ConsensusConfig syncStandby(final boolean sync)
+    {
+        if (sync && members.stream().allMatch(Member::voting))
+        {
+            throw new IllegalArgumentException("the synchronous standby option needs a standby (a /nonvoting member)");
+        }
+        this.syncStandby = sync;
+        return this;
+    }
+
+    public boolean syncStandby()
+    {
+        return syncStandby;
     }
 
     public int maxPendingClientAppends()

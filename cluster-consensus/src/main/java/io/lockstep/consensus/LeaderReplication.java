@@ -269,7 +269,12 @@ final class LeaderReplication
             }
             quorumScratch[j + 1] = v;
         }
-        final long candidate = quorumScratch[quorum - 1];
+        long candidate = quorumScratch[quorum - 1];
+        if (config.syncStandby())
+        {
+            // Committing later is always safe; here it buys that an acknowledged entry is on a standby too.
+            candidate = Math.min(candidate, bestStandbyMatch());
+        }
         if (candidate > commitPosition && termIndex.termAt(candidate) == term)
         {
             pendingAppends.ackCommitted(publisher, candidate, memberId);
@@ -310,6 +315,20 @@ final class LeaderReplication
             }
         }
         return lag;
+    }
+
+    /** @return the furthest any standby holds this leader's log durably, or -1 with none heard. */
+    private long bestStandbyMatch()
+    {
+        long best = -1;
+        for (final PeerState peer : peers)
+        {
+            if (!peer.voting)
+            {
+                best = Math.max(best, peer.matchPosition);
+            }
+        }
+        return best;
     }
 
     /** @return bytes of this leader's log the member has not acknowledged as durable. */

@@ -75,4 +75,36 @@ class StandbyIT
             }
         }
     }
+
+    @Test
+    void withTheSynchronousOptionNothingIsAcknowledgedThatTheStandbyDoesNotHold() throws Exception
+    {
+        try (LocalCluster cluster = new LocalCluster(dir, 4, 1, "batch", 1 << 20, "io.lockstep.examples.EchoService"))
+        {
+            cluster.configureAll("lockstep.standby.sync", "true");
+            for (int i = 0; i < 4; i++)
+            {
+                cluster.start(i);
+            }
+            final EchoWorkload load = new EchoWorkload(500);
+            try (AdminClient admin = cluster.adminClient();
+                ClusterClient client = ClusterClient.connect(cluster.members(), load))
+            {
+                load.client(client);
+                assertTrue(admin.awaitLeader(20_000) >= 0);
+                assertTrue(client.awaitConnected(10_000));
+                load.runFor(1000);
+                load.finishAndCheck(10_000, "with the standby up");
+
+                cluster.kill(3);
+                final long ackedBefore = client.acknowledgedSequence();
+                load.runFor(1000);
+                assertEquals(ackedBefore, client.acknowledgedSequence(),
+                    "nothing acknowledged while no standby holds it");
+
+                cluster.start(3);
+                load.finishAndCheck(20_000, "the standby back: everything held is acknowledged, once");
+            }
+        }
+    }
 }

@@ -67,7 +67,8 @@ public final class ClusterNode implements AutoCloseable
             .durability(config.durability());
         final ConsensusConfig consensusConfig = new ConsensusConfig(config.memberId(), config.members(),
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
-            Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024);
+            Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024)
+            .syncStandby(config.standbySync());
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,

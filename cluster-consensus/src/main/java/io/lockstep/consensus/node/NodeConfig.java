@@ -38,6 +38,9 @@ import java.util.Properties;
  * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
  * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
  *                             interfaces (default 0: off)
+ * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
+ *                             across the loss of the primary zone, for one cross-zone round trip per commit; the
+ *                             same on every voting member (default false)
  * lockstep.listen.address     the address this member listens on, when it is not the one peers dial (in a
  *                             container: 0.0.0.0, while peers dial its name); default: its address in members
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
@@ -61,7 +64,8 @@ public record NodeConfig(
     int snapshotKeep,
     int metricsPort,
     SecuritySettings security,
-    String listenAddress)
+    String listenAddress,
+    boolean standbySync)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -76,6 +80,7 @@ public record NodeConfig(
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
     public static final String METRICS_PORT = "lockstep.metrics.port";
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
+    public static final String STANDBY_SYNC = "lockstep.standby.sync";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -204,7 +209,24 @@ public record NodeConfig(
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
             SecuritySettings.parse(source, configDirectory(source), p),
-            p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim());
+            p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
+            standbySync(source, p, members));
+    }
+
+    private static boolean standbySync(final String source, final Properties p, final List<Member> members)
+        throws ConfigException
+    {
+        final String value = p.getProperty(STANDBY_SYNC, "false").trim();
+        if (!"true".equals(value) && !"false".equals(value))
+        {
+            throw new ConfigException(source + ": " + STANDBY_SYNC + " must be true or false, not '" + value + "'");
+        }
+        if ("true".equals(value) && members.stream().allMatch(Member::voting))
+        {
+            throw new ConfigException(source + ": " + STANDBY_SYNC + "=true needs a standby (a /nonvoting member in " +
+                MEMBERS + ") to wait for");
+        }
+        return "true".equals(value);
     }
 
     private static Path configDirectory(final String source)

@@ -166,4 +166,33 @@ class ClusterScenarioTest
         cluster.runUntil(cluster::converged, 40_000, false, "converged with the standby");
         cluster.checkAckedEntriesCommitted(standby);
     }
+
+    @Test
+    void withTheSynchronousOptionNothingCommitsThatNoStandbyHolds()
+    {
+        final SimCluster cluster = new SimCluster(17, new boolean[]{ true, true, true, false }, NO_STALL, true);
+        cluster.runUntil(() -> cluster.driver.acked.size() >= 20, 20_000, true, "first appends acknowledged");
+        cluster.runUntil(cluster::converged, 20_000, false, "converged");
+        final int standby = 3;
+        final int leader = cluster.leader();
+
+        // The standby is cut off: a voting majority is not enough, nothing more commits.
+        cluster.network.partition(standby, 1);
+        final long committed = cluster.agent(leader).commitPosition();
+        final int ackedBefore = cluster.driver.acked.size();
+        for (int s = 0; s < 3_000; s++)
+        {
+            cluster.step(true);
+        }
+        assertEquals(committed, cluster.agent(cluster.leader()).commitPosition(), "no commit without a standby");
+        assertEquals(ackedBefore, cluster.driver.acked.size(), "nothing acknowledged without a standby");
+        assertTrue(cluster.log(cluster.leader()).appendedPosition() > committed, "appends waited meanwhile");
+
+        // Back: what the standby now holds commits, and every acknowledged entry is on it.
+        cluster.network.healAll();
+        cluster.runUntil(() -> cluster.driver.acked.size() >= ackedBefore + 20, 20_000, true,
+            "commits resume once the standby holds the entries");
+        cluster.runUntil(cluster::converged, 20_000, false, "converged with the standby");
+        cluster.checkAckedEntriesCommitted(standby);
+    }
 }

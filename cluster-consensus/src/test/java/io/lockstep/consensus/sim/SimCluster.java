@@ -70,12 +70,22 @@ final class SimCluster
     private long step;
     int crashes;
     int elections;
+    private final boolean syncStandby;
 
     /**
      * @param voting one flag per member: false makes it non-voting.
      */
     SimCluster(final long seed, final boolean[] voting, final long maxStallNs)
     {
+        this(seed, voting, maxStallNs, false);
+    }
+
+    /**
+     * @param syncStandby the synchronous standby option on every member (see ConsensusConfig#syncStandby).
+     */
+    SimCluster(final long seed, final boolean[] voting, final long maxStallNs, final boolean syncStandby)
+    {
+        this.syncStandby = syncStandby;
         this.seed = seed;
         this.random = new Random(seed);
         this.memberCount = voting.length;
@@ -117,7 +127,7 @@ final class SimCluster
     void start(final int i)
     {
         final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS, HEARTBEAT_NS, 16 * 1024,
-            64 * 1024, 1024);
+            64 * 1024, 1024).syncStandby(syncStandby);
         network.setUp(i, true);
         agents[i] = new ConsensusAgent(config, () -> nowNs, wallClocks[i], network.transportFor(i), logs[i],
             electionStates[i],
