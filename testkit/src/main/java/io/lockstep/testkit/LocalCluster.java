@@ -35,6 +35,7 @@ public final class LocalCluster implements AutoCloseable
     private final Process[] processes;
     private final ClusterSecret secret;
     private final int standbys;
+    private final List<DelayProxy> proxies = new ArrayList<>();
 
     /**
      * @param root          directory for configs, data and output.
@@ -176,6 +177,36 @@ public final class LocalCluster implements AutoCloseable
     public AdminClient adminClient()
     {
         return new AdminClient(members(), secret);
+    }
+
+    /**
+     * Put every standby behind a {@link DelayProxy} (before starting the members): the voting members reach it
+     * through the proxy, a cross-zone link of {@code delayMs} each way; it listens where it always did.
+     */
+    public void delayStandbys(final long delayMs) throws IOException
+    {
+        final StringBuilder members = new StringBuilder();
+        for (int i = 0; i < count; i++)
+        {
+            int port = ports[i];
+            if (isStandby(i))
+            {
+                final DelayProxy proxy = new DelayProxy(ports[i], delayMs);
+                proxies.add(proxy);
+                port = proxy.port();
+            }
+            members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:").append(port)
+                .append(isStandby(i) ? "/nonvoting" : "");
+        }
+        for (int i = 0; i < count; i++)
+        {
+            if (!isStandby(i))
+            {
+                // A later key wins when the file is loaded.
+                Files.writeString(config(i), NodeConfig.MEMBERS + "=" + members + "\n", StandardCharsets.UTF_8,
+                    StandardOpenOption.APPEND);
+            }
+        }
     }
 
     /**
@@ -341,6 +372,7 @@ public final class LocalCluster implements AutoCloseable
      */
     public void close()
     {
+        proxies.forEach(DelayProxy::close);
         try
         {
             for (final Process process : processes)
