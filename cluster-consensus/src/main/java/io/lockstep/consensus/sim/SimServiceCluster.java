@@ -36,11 +36,14 @@ public final class SimServiceCluster
     private final Random random;
     private final SimNetwork network;
     private final List<Member> members = new ArrayList<>();
-    private final SimLog[] logs = new SimLog[MEMBERS];
-    private final MemoryElectionState[] states = new MemoryElectionState[MEMBERS];
-    private final ServiceMember[] running = new ServiceMember[MEMBERS];
-    private final SimSnapshotStorage[] storages = new SimSnapshotStorage[MEMBERS];
-    private final SimWallClock[] wallClocks = new SimWallClock[MEMBERS];
+    /** Members: three voting, and a standby (non-voting) after them when asked for. */
+    private final int size;
+    private final boolean syncStandby;
+    private final SimLog[] logs;
+    private final MemoryElectionState[] states;
+    private final ServiceMember[] running;
+    private final SimSnapshotStorage[] storages;
+    private final SimWallClock[] wallClocks;
     private final Long2LongHashMap hashAtPosition = new Long2LongHashMap(Long.MIN_VALUE);
     private final Supplier<ClusteredService> services;
     private final boolean snapshots;
@@ -70,17 +73,36 @@ public final class SimServiceCluster
         final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
         final int egressBufferBytes)
     {
+        this(seed, clients, services, snapshots, egressBufferBytes, false, false);
+    }
+
+    /**
+     * @param standby     add a warm standby (member 3, non-voting, running the service): it is crashed, cut off and
+     *                    slowed like any member, and must hold the same state at the same positions.
+     * @param syncStandby the synchronous standby option on every member (needs the standby).
+     */
+    public SimServiceCluster(
+        final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
+        final int egressBufferBytes, final boolean standby, final boolean syncStandby)
+    {
+        this.size = MEMBERS + (standby ? 1 : 0);
+        this.syncStandby = syncStandby;
+        this.logs = new SimLog[size];
+        this.states = new MemoryElectionState[size];
+        this.running = new ServiceMember[size];
+        this.storages = new SimSnapshotStorage[size];
+        this.wallClocks = new SimWallClock[size];
         this.egressBufferBytes = egressBufferBytes;
         this.seed = seed;
         this.random = new Random(seed);
         this.services = services;
         this.snapshots = snapshots;
         this.keep = 1 + random.nextInt(2);
-        final int[] endpoints = new int[MEMBERS + clients];
-        for (int i = 0; i < MEMBERS; i++)
+        final int[] endpoints = new int[size + clients];
+        for (int i = 0; i < size; i++)
         {
             endpoints[i] = i;
-            members.add(new Member(i, "sim", 0, true));
+            members.add(new Member(i, "sim", 0, i < MEMBERS));
             logs[i] = new SimLog(64 * 1024);
             wallClocks[i] = new SimWallClock(() -> nowNs, random);
             states[i] = new MemoryElectionState();
@@ -88,12 +110,12 @@ public final class SimServiceCluster
         }
         for (int c = 0; c < clients; c++)
         {
-            endpoints[MEMBERS + c] = Transport.CLIENT_ENDPOINT_BASE + c;
+            endpoints[size + c] = Transport.CLIENT_ENDPOINT_BASE + c;
         }
         network = new SimNetwork(random, endpoints, TimeUnit.MICROSECONDS.toNanos(50),
             TimeUnit.MILLISECONDS.toNanos(3), TimeUnit.MILLISECONDS.toNanos(100));
         network.now(nowNs);
-        for (int i = 0; i < MEMBERS; i++)
+        for (int i = 0; i < size; i++)
         {
             start(i);
         }
@@ -130,8 +152,8 @@ public final class SimServiceCluster
      */
     public int[] memberIds()
     {
-        final int[] ids = new int[MEMBERS];
-        for (int i = 0; i < MEMBERS; i++)
+        final int[] ids = new int[size];
+        for (int i = 0; i < size; i++)
         {
             ids[i] = i;
         }
@@ -179,7 +201,7 @@ public final class SimServiceCluster
     {
         network.setUp(i, true);
         final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS,
-            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
+            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
             states[i], new Random(random.nextLong()));
@@ -224,7 +246,7 @@ public final class SimServiceCluster
     public void healAndStartAll()
     {
         network.healAll();
-        for (int i = 0; i < MEMBERS; i++)
+        for (int i = 0; i < size; i++)
         {
             if (null == running[i])
             {
@@ -245,9 +267,9 @@ public final class SimServiceCluster
         {
             injectFault();
         }
-        for (int k = 0; k < MEMBERS; k++)
+        for (int k = 0; k < size; k++)
         {
-            final int i = (k + (int)(nowNs % MEMBERS)) % MEMBERS;
+            final int i = (k + (int)(nowNs % size)) % size;
             if (null != running[i])
             {
                 storages[i].tick();
@@ -260,7 +282,7 @@ public final class SimServiceCluster
     private void injectFault()
     {
         final int roll = random.nextInt(1000);
-        final int i = random.nextInt(MEMBERS);
+        final int i = random.nextInt(size);
         if (roll < 3 && null != running[i])
         {
             crash(i);
@@ -285,7 +307,7 @@ public final class SimServiceCluster
         else if (roll < 24)
         {
             // One-way blackhole, a cut between one pair, or a flapping link (SimNetwork).
-            final int j = (i + 1 + random.nextInt(MEMBERS - 1)) % MEMBERS;
+            final int j = (i + 1 + random.nextInt(size - 1)) % size;
             switch (roll % 3)
             {
                 case 0 -> network.blackhole(i, j);
@@ -320,7 +342,7 @@ public final class SimServiceCluster
     public boolean membersAgree()
     {
         long position = -1;
-        for (int i = 0; i < MEMBERS; i++)
+        for (int i = 0; i < size; i++)
         {
             if (null == running[i])
             {
@@ -342,7 +364,7 @@ public final class SimServiceCluster
     public String describe()
     {
         final StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < MEMBERS; i++)
+        for (int i = 0; i < size; i++)
         {
             if (null == running[i])
             {
