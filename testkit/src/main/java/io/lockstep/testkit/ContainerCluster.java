@@ -22,13 +22,11 @@ import org.testcontainers.containers.Network;
 import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,11 +95,7 @@ public final class ContainerCluster implements TestCluster
             }
         }
         Files.createDirectories(this.root);
-        final byte[] bytes = new byte[32];
-        new SecureRandom().nextBytes(bytes);
-        final String secretText = HexFormat.of().formatHex(bytes);
-        this.secret = ClusterSecret.of(secretText.getBytes(StandardCharsets.US_ASCII));
-        Files.writeString(this.root.resolve("cluster.secret"), secretText + "\n", StandardCharsets.US_ASCII);
+        this.secret = ClusterSecret.writeNew(this.root.resolve("cluster.secret"));
         this.docker = DockerClientFactory.instance().client();
         this.network = Network.builder().createNetworkCmdModifier(cmd -> cmd.withInternal(true)).build();
         settings.put(NodeConfig.DURABILITY, "none");

@@ -22,23 +22,32 @@ public final class DockerRequirement
      */
     public static void check()
     {
-        final boolean available;
-        String why = "";
+        final String why = unavailableBecause();
+        if (null != why)
+        {
+            checkRequired(why);
+            Assumptions.abort("CONTAINER SUITE SKIPPED: no Docker engine (" + why + ")");
+        }
+    }
+
+    /**
+     * @return true if a Docker engine answers Testcontainers.
+     */
+    public static boolean available()
+    {
+        return null == unavailableBecause();
+    }
+
+    private static String unavailableBecause()
+    {
         try
         {
-            available = DockerClientFactory.instance().isDockerAvailable();
+            return DockerClientFactory.instance().isDockerAvailable() ? null :
+                "Docker is not available to Testcontainers";
         }
         catch (final RuntimeException ex)
         {
-            why = ex.toString();
-            checkRequired(why);
-            Assumptions.abort("CONTAINER SUITE SKIPPED: no Docker engine (" + why + ")");
-            return;
-        }
-        if (!available)
-        {
-            checkRequired("Docker is not available to Testcontainers");
-            Assumptions.abort("CONTAINER SUITE SKIPPED: no Docker engine");
+            return ex.toString();
         }
     }
 

@@ -3,8 +3,6 @@ package io.lockstep.testkit;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
@@ -83,11 +81,7 @@ public final class LocalCluster implements AutoCloseable
         this.processes = new Process[count];
         Files.createDirectories(root);
         // Members prove a cluster secret, as a production cluster's should: a fresh random one per cluster.
-        final byte[] secretBytes = new byte[32];
-        new SecureRandom().nextBytes(secretBytes);
-        final String secretText = HexFormat.of().formatHex(secretBytes);
-        Files.writeString(secretFile(), secretText + "\n", StandardCharsets.US_ASCII);
-        this.secret = ClusterSecret.of(secretText.getBytes(StandardCharsets.US_ASCII));
+        this.secret = ClusterSecret.writeNew(secretFile());
         for (int i = 0; i < count; i++)
         {
             try (ServerSocket socket = new ServerSocket(0))

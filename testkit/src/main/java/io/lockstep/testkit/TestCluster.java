@@ -4,7 +4,6 @@ import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.tool.AdminClient;
-import org.testcontainers.DockerClientFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -29,16 +28,7 @@ public interface TestCluster extends AutoCloseable
     static TestCluster create(final int members, final Class<? extends ClusteredService> service, final Path workDir)
         throws IOException
     {
-        boolean docker;
-        try
-        {
-            docker = DockerClientFactory.instance().isDockerAvailable();
-        }
-        catch (final RuntimeException ex)
-        {
-            docker = false;
-        }
-        return docker ? ContainerCluster.of(members, service, workDir) :
+        return DockerRequirement.available() ? ContainerCluster.of(members, service, workDir) :
             new ProcessCluster(members, service.getName(), workDir);
     }
 

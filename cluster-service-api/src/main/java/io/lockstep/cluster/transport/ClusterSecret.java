@@ -56,6 +56,30 @@ public final class ClusterSecret
     }
 
     /**
+     * Make a fresh random secret (32 bytes, as hex text) and write it to a file, readable by its owner only where
+     * the file system allows: for test clusters, and for a first setup.
+     *
+     * @return the secret written.
+     * @throws IOException naming the file.
+     */
+    public static ClusterSecret writeNew(final Path file) throws IOException
+    {
+        final byte[] bytes = new byte[32];
+        new java.security.SecureRandom().nextBytes(bytes);
+        final String text = java.util.HexFormat.of().formatHex(bytes);
+        Files.writeString(file, text + "\n", StandardCharsets.US_ASCII);
+        try
+        {
+            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        }
+        catch (final UnsupportedOperationException ignore)
+        {
+            // Not a POSIX file system: the file keeps its default permissions.
+        }
+        return of(text.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /**
      * Read a secret file: its bytes, with trailing white space (a newline an editor added) removed, so that a text
      * secret and the same text with a newline are the same secret.
      *
