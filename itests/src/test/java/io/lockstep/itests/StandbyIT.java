@@ -32,17 +32,9 @@ class StandbyIT
     {
         try (LocalCluster cluster = new LocalCluster(dir, 4, 1, "none", 1 << 20, "io.lockstep.examples.EchoService"))
         {
-            for (int i = 0; i < 4; i++)
-            {
-                cluster.start(i);
-            }
             final EchoWorkload load = new EchoWorkload(1000);
-            try (AdminClient admin = cluster.adminClient();
-                ClusterClient client = ClusterClient.connect(cluster.members(), load))
+            try (ClusterClient client = startAndConnect(cluster, load))
             {
-                load.client(client);
-                assertTrue(admin.awaitLeader(20_000) >= 0);
-                assertTrue(client.awaitConnected(10_000));
                 load.runFor(2000);
                 assertTrue(client.leaderId() != 3, "a standby never leads");
 
@@ -82,17 +74,9 @@ class StandbyIT
         try (LocalCluster cluster = new LocalCluster(dir, 4, 1, "batch", 1 << 20, "io.lockstep.examples.EchoService"))
         {
             cluster.configureAll("lockstep.standby.sync", "true");
-            for (int i = 0; i < 4; i++)
-            {
-                cluster.start(i);
-            }
             final EchoWorkload load = new EchoWorkload(500);
-            try (AdminClient admin = cluster.adminClient();
-                ClusterClient client = ClusterClient.connect(cluster.members(), load))
+            try (ClusterClient client = startAndConnect(cluster, load))
             {
-                load.client(client);
-                assertTrue(admin.awaitLeader(20_000) >= 0);
-                assertTrue(client.awaitConnected(10_000));
                 load.runFor(1000);
                 load.finishAndCheck(10_000, "with the standby up");
 
@@ -106,5 +90,22 @@ class StandbyIT
                 load.finishAndCheck(20_000, "the standby back: everything held is acknowledged, once");
             }
         }
+    }
+
+    /** Start the three voting members and the standby, wait for a leader, and connect the load's client. */
+    private static ClusterClient startAndConnect(final LocalCluster cluster, final EchoWorkload load) throws Exception
+    {
+        for (int i = 0; i < 4; i++)
+        {
+            cluster.start(i);
+        }
+        try (AdminClient admin = cluster.adminClient())
+        {
+            assertTrue(admin.awaitLeader(20_000) >= 0);
+        }
+        final ClusterClient client = ClusterClient.connect(cluster.members(), load);
+        load.client(client);
+        assertTrue(client.awaitConnected(10_000));
+        return client;
     }
 }

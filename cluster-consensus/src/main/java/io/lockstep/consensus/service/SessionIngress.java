@@ -466,10 +466,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         consensus.metrics().increment(MemberMetrics.CLIENT_AUTH_REJECTED);
         consensus.errors().record("client-auth", "rejected a client " + (sessionId < 0 ? "connect" : "resume of " +
             "session " + sessionId) + ": " + reason);
-        final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
-            .correlationId(correlationId).sessionId(sessionId).code(SessionEventCode.AUTHENTICATION_REJECTED)
-            .leaderId(consensus.leaderId()).appliedSequence(-1).detail(reason).encodedLength();
-        transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
+        sendEvent(endpoint, correlationId, sessionId, SessionEventCode.AUTHENTICATION_REJECTED, -1, reason);
     }
 
     private void heard(final long sessionId, final int endpoint)
@@ -502,9 +499,16 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
         final long appliedSequence)
     {
+        sendEvent(endpoint, correlationId, sessionId, code, appliedSequence, "");
+    }
+
+    private void sendEvent(
+        final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
+        final long appliedSequence, final String detail)
+    {
         final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(correlationId).sessionId(sessionId).code(code).leaderId(consensus.leaderId())
-            .appliedSequence(appliedSequence).detail("").encodedLength();
+            .appliedSequence(appliedSequence).detail(detail).encodedLength();
         transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 }

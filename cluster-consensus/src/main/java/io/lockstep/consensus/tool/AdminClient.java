@@ -139,23 +139,34 @@ public final class AdminClient implements AutoCloseable
     public Map<Integer, Status> status(final long timeoutMs)
     {
         statuses.clear();
+        askEveryMember(timeoutMs, statuses, () -> new StatusRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength());
+        return new HashMap<>(statuses);
+    }
+
+    /**
+     * Send one request to each member as soon as it is connected, and poll until every member has answered into
+     * {@code answers} or the time is up.
+     *
+     * @param encode writes the request into {@code buffer} after the header; returns its body length.
+     */
+    private void askEveryMember(
+        final long timeoutMs, final Map<Integer, ?> answers, final java.util.function.IntSupplier encode)
+    {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         final boolean[] asked = new boolean[members.size()];
-        while (System.nanoTime() < deadline && statuses.size() < members.size())
+        while (System.nanoTime() < deadline && answers.size() < members.size())
         {
             for (int i = 0; i < members.size(); i++)
             {
                 if (!asked[i] && transport.isConnected(members.get(i).id()))
                 {
-                    final StatusRequestEncoder request = new StatusRequestEncoder()
-                        .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
                     asked[i] = transport.send(members.get(i).id(), buffer, 0,
-                        MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength());
+                        MessageHeaderEncoder.ENCODED_LENGTH + encode.getAsInt());
                 }
             }
             pollOnce();
         }
-        return new HashMap<>(statuses);
     }
 
     /**
@@ -200,22 +211,8 @@ public final class AdminClient implements AutoCloseable
     public Map<Integer, Errors> errors(final long timeoutMs)
     {
         errors.clear();
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        final boolean[] asked = new boolean[members.size()];
-        while (System.nanoTime() < deadline && errors.size() < members.size())
-        {
-            for (int i = 0; i < members.size(); i++)
-            {
-                if (!asked[i] && transport.isConnected(members.get(i).id()))
-                {
-                    final ErrorsRequestEncoder request = new ErrorsRequestEncoder()
-                        .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId);
-                    asked[i] = transport.send(members.get(i).id(), buffer, 0,
-                        MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength());
-                }
-            }
-            pollOnce();
-        }
+        askEveryMember(timeoutMs, errors, () -> new ErrorsRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength());
         return new HashMap<>(errors);
     }
 
