@@ -39,6 +39,8 @@ final class AdminRequests
     private final MessageHeaderEncoder refusalHeader = new MessageHeaderEncoder();
     private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
     private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
+    private final io.lockstep.consensus.codecs.PromoteResponseEncoder promoteEncoder =
+        new io.lockstep.consensus.codecs.PromoteResponseEncoder();
     /** A backup piece: at most this many bytes (a frame longer than this goes whole: see RaftLog#readBlock). */
     static final int BACKUP_PIECE_BYTES = 256 * 1024;
     private final UnsafeBuffer backupBytes = new UnsafeBuffer(new byte[2 * BACKUP_PIECE_BYTES]);
@@ -107,7 +109,7 @@ final class AdminRequests
             "connection that did not prove the cluster secret");
         final int length = refusal.wrapAndApplyHeader(refusalBuffer, 0, refusalHeader)
             .correlationId(correlationId).sessionId(-1).code(SessionEventCode.AUTHENTICATION_REJECTED)
-            .leaderId(agent.leaderId()).appliedSequence(-1)
+            .leaderId(agent.leaderId()).appliedSequence(-1).leaderTerm(agent.term())
             .detail("tool requests need the cluster secret (lockstep.cluster.secret.file)").encodedLength();
         transport.send(endpoint, refusalBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
@@ -189,6 +191,30 @@ final class AdminRequests
             null == snapshots ? -1 : snapshots.durablePosition(),
             null == serviceHooks ? -1 : serviceHooks.appliedPosition(),
             null == serviceHooks ? 0 : serviceHooks.stateHash(), Role.LEADER == agent.role() ? leader : null);
+    }
+
+    /**
+     * {@code tool promote}: with check, this member's view (is a leader alive? how much log does it hold?); without,
+     * adopt the new membership epoch in which the standbys vote ({@link MembershipExchange#promote}).
+     */
+    void onPromoteRequest(
+        final int endpoint, final long correlationId, final boolean check, final long epoch, final long voters,
+        final long learners)
+    {
+        final Membership membership = agent.membership();
+        final String refusal = check ? null : agent.membershipExchange().promote(epoch, voters, learners);
+        final byte[] detail = null == refusal ? new byte[0] : refusal.getBytes(StandardCharsets.UTF_8);
+        final int length = promoteEncoder.wrapAndApplyHeader(errorsBuffer, 0, memberHeader)
+            .correlationId(correlationId).memberId(agent.memberId())
+            .accepted(null == refusal ? io.lockstep.consensus.codecs.BooleanType.TRUE :
+                io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
+            .term(agent.term()).leaderId(agent.leaderId()).sinceLeaderNs(agent.sinceLeaderNs())
+            .durablePosition(log.durablePosition()).lastTerm(agent.lastLogTerm())
+            .primaryCommitSeen(agent.leaderCommitSeen()).meanEntryBytes(agent.meanFrameBytes())
+            .putDetail(detail, 0, detail.length).encodedLength();
+        transport.send(endpoint, errorsBuffer, 0,
+            io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 
     void onTransferLeadership(final int endpoint, final long correlationId, final int target)

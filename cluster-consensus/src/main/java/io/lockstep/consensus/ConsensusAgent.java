@@ -53,8 +53,8 @@ public final class ConsensusAgent implements Agent
     private final MemberMetrics metrics = new MemberMetrics();
     private final MemberErrors errors;
     private final PeerState[] peers;
-    private final int quorum;
-    private final boolean voting;
+    private final Membership membership;
+    private final MembershipExchange membershipExchange;
     private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
     private final PendingAppends pendingAppends;
     private final io.lockstep.consensus.log.NewLeadershipTermEncoder newTermEntry =
@@ -115,17 +115,19 @@ public final class ConsensusAgent implements Agent
         this.log = log;
         this.electionState = electionState;
         this.random = random;
-        this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes());
+        this.membership = new Membership(config, electionState);
+        this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership);
+        this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
+            electionState);
         this.adapter = new MemberProtocolAdapter(this, transport);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
-        this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends);
+        this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
+            membership);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends);
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock);
         this.peers = leader.peers();
-        this.quorum = leader.quorum();
-        this.voting = config.member(memberId).voting();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
         followerLog.rebuildTermIndex();
@@ -251,11 +253,12 @@ public final class ConsensusAgent implements Agent
             {
                 onLeaderConnectionLost();
             }
-            if (voting && nowNs >= electionDeadlineNs)
+            if (membership.isVoter(memberId) && nowNs >= electionDeadlineNs && !membershipExchange.diverged())
             {
                 work += standForElection();
             }
         }
+        membershipExchange.announce(peers, transport);
         work += transport.flush(nowNs);
         publishMetrics();
         return work;
@@ -330,6 +333,76 @@ public final class ConsensusAgent implements Agent
         return log.appendedPosition();
     }
 
+    // ---------------------------------------------------------------------------------------------- membership
+
+    /** @return who votes and who only learns, in which epoch. */
+    public Membership membership()
+    {
+        return membership;
+    }
+
+    /** @return why this member takes no further part (removed by a newer membership), or null while it does. */
+    public String removedReason()
+    {
+        return membershipExchange.removedReason();
+    }
+
+    /**
+     * Adopt the membership in which the standbys vote, after the loss of the primary zone (the tool's request).
+     *
+     * @return null if adopted (or already), else why not.
+     */
+    public String promote(final long epoch, final long voters, final long learners)
+    {
+        return membershipExchange.promote(epoch, voters, learners);
+    }
+
+    /** @return the epoch checks and notices between members. */
+    MembershipExchange membershipExchange()
+    {
+        return membershipExchange;
+    }
+
+    /**
+     * A newer membership epoch was adopted: a leader or candidate starts over as a follower (no longer voting, or
+     * under a new quorum); a member in neither set stops for good.
+     */
+    void onMembershipAdopted()
+    {
+        membership.apply(peers);
+        // Terms of epoch e start at e << 32: the lost zone may have led terms no member here has heard of, and a
+        // term led twice (once there, once here) would break log matching. Terms of a newer epoch are above all.
+        becomeFollower(Math.max(term, Membership.firstTermOf(membership.epoch())), -1);
+        if (!membership.isMember(memberId))
+        {
+            leaderId = -1;
+        }
+    }
+
+    /** @return monotonic nanoseconds since a leader last spoke to this member, or -1 if none has. */
+    long sinceLeaderNs()
+    {
+        return lastHeardFromLeaderNs < 0 ? -1 : nowNs - lastHeardFromLeaderNs;
+    }
+
+    /** @return the highest commit position a leader has told this member of. */
+    long leaderCommitSeen()
+    {
+        return Math.max(leaderCommitSeen, commitPosition);
+    }
+
+    /** @return mean length of the log frames received from leaders since start, or -1 before any. */
+    long meanFrameBytes()
+    {
+        return followerLog.meanFrameBytes();
+    }
+
+    /** @return the term of the last entry in this member's log. */
+    public long lastLogTerm()
+    {
+        return termIndex.lastTerm();
+    }
+
     // ----------------------------------------------------------------------------------------------- elections
 
     private int standForElection()
@@ -357,19 +430,12 @@ public final class ConsensusAgent implements Agent
         votes = 1L << memberId;
         electionDeadlineNs = nowNs + randomElectionTimeout();
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} pre-vote for term {1}", memberId, term + 1);
-        if (Long.bitCount(votes) >= quorum)
+        if (Long.bitCount(votes) >= membership.quorum())
         {
             startElection(false);
             return;
         }
-        for (final PeerState peer : peers)
-        {
-            if (peer.voting)
-            {
-                publisher.requestVote(peer.id, term + 1, memberId, termIndex.lastTerm(), log.pendingPosition(), true,
-                    false);
-            }
-        }
+        publisher.requestVotes(peers, term + 1, memberId, termIndex.lastTerm(), log.pendingPosition(), true, false);
     }
 
     private void startElection(final boolean transfer)
@@ -381,19 +447,12 @@ public final class ConsensusAgent implements Agent
         votes = 1L << memberId;
         electionDeadlineNs = nowNs + randomElectionTimeout();
         LOGGER.log(System.Logger.Level.INFO, "member {0} stands for election in term {1}", memberId, term);
-        if (Long.bitCount(votes) >= quorum)
+        if (Long.bitCount(votes) >= membership.quorum())
         {
             becomeLeader();
             return;
         }
-        for (final PeerState peer : peers)
-        {
-            if (peer.voting)
-            {
-                publisher.requestVote(peer.id, term, memberId, termIndex.lastTerm(), log.pendingPosition(), false,
-                    transfer);
-            }
-        }
+        publisher.requestVotes(peers, term, memberId, termIndex.lastTerm(), log.pendingPosition(), false, transfer);
     }
 
     void onRequestVote(
@@ -404,7 +463,7 @@ public final class ConsensusAgent implements Agent
         final boolean preVote,
         final boolean transfer)
     {
-        if (!voting || null == config.member(candidateId) || !config.member(candidateId).voting())
+        if (!membership.isVoter(memberId) || !membership.isVoter(candidateId))
         {
             return;
         }
@@ -447,14 +506,14 @@ public final class ConsensusAgent implements Agent
             becomeFollower(voterTerm, -1);
             return;
         }
-        if (Role.CANDIDATE != role || !granted || null == config.member(voterId) || !config.member(voterId).voting())
+        if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId))
         {
             return;
         }
         if (preVote && preVotePhase && candidateTerm == term + 1)
         {
             votes |= 1L << voterId;
-            if (Long.bitCount(votes) >= quorum)
+            if (Long.bitCount(votes) >= membership.quorum())
             {
                 startElection(false);
             }
@@ -462,7 +521,7 @@ public final class ConsensusAgent implements Agent
         else if (!preVote && !preVotePhase && candidateTerm == term)
         {
             votes |= 1L << voterId;
-            if (Long.bitCount(votes) >= quorum)
+            if (Long.bitCount(votes) >= membership.quorum())
             {
                 becomeLeader();
             }
@@ -471,7 +530,7 @@ public final class ConsensusAgent implements Agent
 
     void onTimeoutNow(final long leaderTerm, final int fromLeaderId)
     {
-        if (voting && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role &&
+        if (membership.isVoter(memberId) && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role &&
             !LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} takes over leadership from {1}", memberId, fromLeaderId);
@@ -487,7 +546,9 @@ public final class ConsensusAgent implements Agent
         log.flush();
         logClock.start(nowNs);
         final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
-            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).appVersion(appVersion).encodedLength();
+            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).appVersion(appVersion)
+            .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
+            .encodedLength();
         appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
             io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
         leader.startTerm(termIndex.startOf(term), nowNs);
@@ -587,15 +648,20 @@ public final class ConsensusAgent implements Agent
 
         final long before = log.pendingPosition();
         final long position = followerLog.accept(prevPosition, prevTerm, buffer, offset, length, commitPosition,
-            fromLeaderId);
+            fromLeaderId, leaderTerm);
         metrics.add(MemberMetrics.LOG_BYTES_REPLICATED_IN, Math.max(0, log.pendingPosition() - before));
         if (followerLog.truncatedAt() >= 0)
         {
             matchedPosition = Math.min(matchedPosition, followerLog.truncatedAt());
         }
+        if (FollowerLog.DIVERGED == position)
+        {
+            membershipExchange.onDiverged(followerLog.divergedAt(), commitPosition, fromLeaderId);
+            return;
+        }
         if (FollowerLog.REJECTED == position)
         {
-            reject(fromLeaderId, sequence);
+            reject(fromLeaderId, sequence, leaderTerm);
             return;
         }
 
@@ -619,11 +685,15 @@ public final class ConsensusAgent implements Agent
         electionDeadlineNs = nowNs + randomElectionTimeout();
     }
 
-    private void reject(final int toLeaderId, final long sequence)
+    private void reject(final int toLeaderId, final long sequence, final long leaderTerm)
     {
         ackPending = false;
+        // The commit position is a shared fact the leader starts from, but not for a leader of a newer membership
+        // epoch: its history may part from this member's below it (an asynchronous standby zone's promotion). Then
+        // only term starts are shared, and the leader finds the parting point from them (and this member stops).
+        final boolean newerEpoch = (leaderTerm >>> 32) > (termIndex.termAt(commitPosition) >>> 32);
         publisher.appendResponse(toLeaderId, term, memberId, sequence, false, log.pendingPosition(),
-            log.durablePosition(), commitPosition, termIndex);
+            log.durablePosition(), newerEpoch ? 0 : commitPosition, termIndex);
     }
 
     private int sendAck()
@@ -692,6 +762,11 @@ public final class ConsensusAgent implements Agent
             return;
         }
         followLeader(leaderTerm, fromLeaderId);
+        if (position <= commitPosition && followerLog.cannotConfirm(position, snapshotTerm, commitPosition, leaderTerm))
+        {
+            membershipExchange.onDiverged(position, commitPosition, fromLeaderId);
+            return;
+        }
         if (null == snapshots || position <= commitPosition)
         {
             // Already hold it (a repeat after the install finished): the leader replicates log from here on.
@@ -704,20 +779,10 @@ public final class ConsensusAgent implements Agent
         {
             return;
         }
-        // Raft's rule for an installed snapshot: if this log holds the snapshot's last entry (same position, same
-        // term), the entries after it are kept - they may be committed entries this member acknowledged, and
-        // discarding them could lose them. Otherwise the log is discarded: an entry that disagrees with committed
-        // state at the snapshot's position, and by log matching every entry after it, was never committed.
-        final boolean retain = followerLog.joins(position, snapshotTerm);
-        if (!retain)
-        {
-            followerLog.restartAt(position, snapshotTerm);
-        }
+        followerLog.onSnapshotInstalled(position, snapshotTerm, fromLeaderId);
         commitPosition = Math.max(commitPosition, position);
         matchedPosition = position;
         ackPending = false;
-        LOGGER.log(System.Logger.Level.INFO, "member {0} installed snapshot at {1} from {2} ({3})", memberId,
-            position, fromLeaderId, retain ? "log after it kept" : "log restarted at it");
         if (null != serviceHooks)
         {
             serviceHooks.onSnapshotInstalled(loaded);

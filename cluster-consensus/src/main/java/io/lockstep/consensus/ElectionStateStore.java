@@ -1,7 +1,8 @@
 package io.lockstep.consensus;
 
 /**
- * The current term and the vote cast in it: durable before any message that depends on them is sent (Raft §5.2).
+ * The current term and the vote cast in it, and the membership epoch the member has adopted: durable before any
+ * message that depends on them is sent (Raft §5.2; a member must not forget that it was promoted, or removed).
  */
 public interface ElectionStateStore
 {
@@ -16,4 +17,18 @@ public interface ElectionStateStore
      * Make the pair durable; returns only once it is.
      */
     void save(long term, int votedFor);
+
+    /** @return the adopted membership epoch; 0 (with no sets) means the one the configuration file seeds. */
+    long configEpoch();
+
+    /** @return bit set of voting member ids in the adopted epoch (0 while on the seed). */
+    long voters();
+
+    /** @return bit set of non-voting member ids in the adopted epoch. */
+    long learners();
+
+    /**
+     * Make a newer membership epoch durable (term and vote are kept); returns only once it is.
+     */
+    void saveMembership(long configEpoch, long voters, long learners);
 }

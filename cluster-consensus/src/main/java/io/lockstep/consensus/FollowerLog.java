@@ -21,10 +21,19 @@ final class FollowerLog
 {
     /** Returned by {@link #accept} when the bytes do not follow this log, or are damaged. */
     static final long REJECTED = -1;
+    /**
+     * The leader, of a newer membership epoch, holds another history below this member's commit position: entries
+     * the old configuration committed never reached the standby promoted in its place (an asynchronous standby zone).
+     * The member keeps its log as it is and takes no further part.
+     */
+    static final long DIVERGED = -2;
 
     private static final System.Logger LOGGER = System.getLogger(FollowerLog.class.getName());
 
     private final int memberId;
+    private long divergedAt = -1;
+    private long framesReceived;
+    private long bytesReceived;
     private final RaftLog log;
     private final TermIndex termIndex;
     private final LogClock logClock;
@@ -48,12 +57,24 @@ final class FollowerLog
         final int offset,
         final int length,
         final long commitPosition,
-        final int fromLeaderId)
+        final int fromLeaderId,
+        final long leaderTerm)
     {
         truncatedAt = -1;
+        // Only a leader of a newer membership epoch can lack an entry this member saw committed: the old
+        // configuration committed it and it never reached the standby promoted in its place.
+        final boolean newerEpoch = epochOf(leaderTerm) > epochOf(termIndex.termAt(commitPosition));
         if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
             termIndex.termAt(prevPosition) != prevTerm)
         {
+            if (newerEpoch && prevPosition <= commitPosition)
+            {
+                // The newer epoch's leader holds another entry where this member's committed one ends, or one below
+                // this member's log, which it can no longer compare: either way its applied state cannot be
+                // confirmed as the promoted cluster's.
+                divergedAt = prevPosition;
+                return DIVERGED;
+            }
             return REJECTED;
         }
         long position = prevPosition;
@@ -73,6 +94,11 @@ final class FollowerLog
                     o += padding ? HEADER_LENGTH : logBytes;
                     continue;
                 }
+                if (newerEpoch && position < commitPosition)
+                {
+                    divergedAt = position;
+                    return DIVERGED;
+                }
                 truncateConflict(position, commitPosition);
             }
             if (!append(buffer, o, end - o, position, fromLeaderId))
@@ -82,6 +108,38 @@ final class FollowerLog
             return log.pendingPosition();
         }
         return position;
+    }
+
+    /**
+     * @return true if a leader of a newer membership epoch offers a snapshot at or below this member's commit that
+     * this member cannot confirm it holds (see {@link #DIVERGED}).
+     */
+    boolean cannotConfirm(
+        final long position, final long snapshotTerm, final long commitPosition, final long leaderTerm)
+    {
+        if (epochOf(leaderTerm) <= epochOf(termIndex.termAt(commitPosition)))
+        {
+            return false;
+        }
+        final boolean atStart = position == log.startPosition() && snapshotTerm == log.startTerm();
+        return !atStart && !joins(position, snapshotTerm);
+    }
+
+    private static long epochOf(final long term)
+    {
+        return term >>> 32;
+    }
+
+    /** @return mean length of the frames received from leaders since start (-1 before any): bytes told in entries. */
+    long meanFrameBytes()
+    {
+        return 0 == framesReceived ? -1 : bytesReceived / framesReceived;
+    }
+
+    /** @return where this log and a newer epoch's leader part below the commit position ({@link #DIVERGED}). */
+    long divergedAt()
+    {
+        return divergedAt;
     }
 
     /**
@@ -121,6 +179,8 @@ final class FollowerLog
             final int frameType = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
             final boolean padding = PADDING_FRAME_TYPE == frameType;
             termIndex.onFrame(buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN), p);
+            framesReceived += padding ? 0 : 1;
+            bytesReceived += padding ? 0 : FrameDescriptor.alignedLength(frameLength);
             logClock.observeFrame(buffer, o, frameType);
             p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
             o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
@@ -181,6 +241,24 @@ final class FollowerLog
         log.flush();
         return log.startPosition() <= position && position <= log.pendingPosition() &&
             termIndex.termAt(position) == snapshotTerm && isFrameBoundary(position);
+    }
+
+    /**
+     * Raft's rule for an installed snapshot: if this log holds the snapshot's last entry (same position, same term),
+     * the entries after it are kept - they may be committed entries this member acknowledged, and discarding them
+     * could lose them. Otherwise the log is discarded: an entry that disagrees with committed state at the
+     * snapshot's position, and by log matching every entry after it, was never committed.
+     */
+    void onSnapshotInstalled(final long position, final long snapshotTerm, final int fromLeaderId)
+    {
+        final boolean retain = joins(position, snapshotTerm);
+        if (!retain)
+        {
+            restartAt(position, snapshotTerm);
+        }
+        System.getLogger(FollowerLog.class.getName()).log(System.Logger.Level.INFO,
+            "member {0} installed snapshot at {1} from {2} ({3})", memberId, position, fromLeaderId,
+            retain ? "log after it kept" : "log restarted at it");
     }
 
     /**

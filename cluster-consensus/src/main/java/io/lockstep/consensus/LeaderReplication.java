@@ -27,7 +27,7 @@ final class LeaderReplication
     private final PendingAppends pendingAppends;
     private final PeerState[] peers;
     private final long[] quorumScratch;
-    private final int quorum;
+    private final Membership membership;
     private final UnsafeBuffer emptyBlock = new UnsafeBuffer(new byte[0]);
     /** Held in a field: a method reference at the call site would allocate on every block. */
     private final BlockHandler blockSender = this::sendBlock;
@@ -51,7 +51,8 @@ final class LeaderReplication
         final TermIndex termIndex,
         final MemberProtocolPublisher publisher,
         final SnapshotTransfer snapshotTransfer,
-        final PendingAppends pendingAppends)
+        final PendingAppends pendingAppends,
+        final Membership membership)
     {
         this.config = config;
         this.memberId = config.memberId();
@@ -60,21 +61,20 @@ final class LeaderReplication
         this.publisher = publisher;
         this.snapshotTransfer = snapshotTransfer;
         this.pendingAppends = pendingAppends;
+        this.membership = membership;
 
-        int votingCount = 0;
         final PeerState[] others = new PeerState[config.members().size() - 1];
         int i = 0;
         for (final io.lockstep.cluster.transport.Member m : config.members())
         {
-            votingCount += m.voting() ? 1 : 0;
             if (m.id() != memberId)
             {
                 others[i++] = new PeerState(m.id(), m.voting());
             }
         }
         this.peers = others;
-        this.quorum = votingCount / 2 + 1;
-        this.quorumScratch = new long[votingCount];
+        this.quorumScratch = new long[config.members().size()];
+        membership.apply(peers);
     }
 
     /**
@@ -83,14 +83,6 @@ final class LeaderReplication
     PeerState[] peers()
     {
         return peers;
-    }
-
-    /**
-     * @return votes (this member's included) that make a majority of the voting members.
-     */
-    int quorum()
-    {
-        return quorum;
     }
 
     /**
@@ -194,6 +186,10 @@ final class LeaderReplication
         appendTimes.onAppended(end, nowNs);
         for (final PeerState peer : peers)
         {
+            if (!peer.voting && !peer.learner)
+            {
+                continue;
+            }
             if (peer.nextPosition < log.startPosition() || peer.installPosition >= 0)
             {
                 work += snapshotTransfer.send(peer, term, nowNs, config.heartbeatIntervalNs());
@@ -257,7 +253,33 @@ final class LeaderReplication
                 quorumScratch[n++] = peer.matchPosition;
             }
         }
-        // Insertion sort, descending: a handful of members, no allocation.
+        long candidate = kthHighest(n, membership.quorum());
+        if (config.syncStandby() && membership.learnerQuorum() > 0)
+        {
+            // Committing later is always safe; here it buys that an acknowledged entry is on a majority of the
+            // standbys too, so that whichever majority of them a promotion elects from holds it (with no standby
+            // left, after a promotion, there is nothing to wait for).
+            int k = 0;
+            for (final PeerState peer : peers)
+            {
+                if (peer.learner)
+                {
+                    quorumScratch[k++] = peer.matchPosition;
+                }
+            }
+            candidate = Math.min(candidate, kthHighest(k, membership.learnerQuorum()));
+        }
+        if (candidate > commitPosition && termIndex.termAt(candidate) == term)
+        {
+            pendingAppends.ackCommitted(publisher, candidate, memberId);
+            return candidate;
+        }
+        return commitPosition;
+    }
+
+    /** @return the k-th highest of the first n scratch values (insertion sort: a handful, no allocation). */
+    private long kthHighest(final int n, final int k)
+    {
         for (int i = 1; i < n; i++)
         {
             final long v = quorumScratch[i];
@@ -269,18 +291,7 @@ final class LeaderReplication
             }
             quorumScratch[j + 1] = v;
         }
-        long candidate = quorumScratch[quorum - 1];
-        if (config.syncStandby())
-        {
-            // Committing later is always safe; here it buys that an acknowledged entry is on a standby too.
-            candidate = Math.min(candidate, bestStandbyMatch());
-        }
-        if (candidate > commitPosition && termIndex.termAt(candidate) == term)
-        {
-            pendingAppends.ackCommitted(publisher, candidate, memberId);
-            return candidate;
-        }
-        return commitPosition;
+        return k <= n ? quorumScratch[k - 1] : -1;
     }
 
     /**
@@ -293,7 +304,7 @@ final class LeaderReplication
         long lag = 0;
         for (final PeerState peer : peers)
         {
-            if (peer.voting == voting)
+            if (voting ? peer.voting : peer.learner)
             {
                 lag = Math.max(lag, lagNs(peer));
             }
@@ -309,26 +320,12 @@ final class LeaderReplication
         long lag = 0;
         for (final PeerState peer : peers)
         {
-            if (!peer.voting)
+            if (peer.learner)
             {
                 lag = Math.max(lag, lagBytes(peer));
             }
         }
         return lag;
-    }
-
-    /** @return the furthest any standby holds this leader's log durably, or -1 with none heard. */
-    private long bestStandbyMatch()
-    {
-        long best = -1;
-        for (final PeerState peer : peers)
-        {
-            if (!peer.voting)
-            {
-                best = Math.max(best, peer.matchPosition);
-            }
-        }
-        return best;
     }
 
     /** @return bytes of this leader's log the member has not acknowledged as durable. */
@@ -376,7 +373,7 @@ final class LeaderReplication
                 heard++;
             }
         }
-        return heard >= quorum;
+        return heard >= membership.quorum();
     }
 
     /**
@@ -391,7 +388,7 @@ final class LeaderReplication
             final long needs = Math.max(peer.matchPosition, peer.appendedAck);
             // A standby may hold the log back by at most STANDBY_RETENTION_BYTES: further behind, it is sent the
             // snapshot instead, so a slow or distant standby cannot grow the leader's disk without bound.
-            if (nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs() &&
+            if ((peer.voting || peer.learner) && nowNs - peer.lastHeardNs < 2 * config.electionTimeoutNs() &&
                 (peer.voting || bound - needs <= STANDBY_RETENTION_BYTES))
             {
                 retained = Math.min(retained, needs);

@@ -49,6 +49,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final io.lockstep.consensus.codecs.BackupRequestDecoder backupRequest =
         new io.lockstep.consensus.codecs.BackupRequestDecoder();
 
+    private final io.lockstep.consensus.codecs.ConfigurationNoticeDecoder configurationNotice =
+        new io.lockstep.consensus.codecs.ConfigurationNoticeDecoder();
+    private final io.lockstep.consensus.codecs.PromoteRequestDecoder promoteRequest =
+        new io.lockstep.consensus.codecs.PromoteRequestDecoder();
+
     MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport)
     {
         this.agent = agent;
@@ -123,6 +128,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     requestVote.wrap(buffer, body, blockLength, version);
+                    if (!agent.membershipExchange().admit(from, requestVote.configEpoch()))
+                    {
+                        break;
+                    }
                     agent.onRequestVote(requestVote.term(), requestVote.candidateId(), requestVote.lastLogTerm(),
                         requestVote.lastLogPosition(), BooleanType.TRUE == requestVote.preVote(),
                         BooleanType.TRUE == requestVote.transfer());
@@ -133,6 +142,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     vote.wrap(buffer, body, blockLength, version);
+                    if (!agent.membershipExchange().admit(from, vote.configEpoch()))
+                    {
+                        break;
+                    }
                     agent.onVote(vote.term(), vote.voterId(), vote.candidateTerm(), BooleanType.TRUE == vote.granted(),
                         BooleanType.TRUE == vote.preVote());
                 }
@@ -142,6 +155,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     appendRequest.wrap(buffer, body, blockLength, version);
+                    if (!agent.membershipExchange().admit(from, appendRequest.configEpoch()))
+                    {
+                        break;
+                    }
                     final long term = appendRequest.term();
                     final int leaderId = appendRequest.leaderId();
                     final long sequence = appendRequest.sequence();
@@ -164,7 +181,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     appendResponse.wrap(buffer, body, blockLength, version);
-                    agent.onAppendResponse(appendResponse);
+                    if (agent.membershipExchange().admit(from, appendResponse.configEpoch()))
+                    {
+                        agent.onAppendResponse(appendResponse);
+                    }
                 }
                 break;
 
@@ -180,6 +200,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     installSnapshot.wrap(buffer, body, blockLength, version);
+                    if (!agent.membershipExchange().admit(from, installSnapshot.configEpoch()))
+                    {
+                        break;
+                    }
                     final long term = installSnapshot.term();
                     final int leaderId = installSnapshot.leaderId();
                     final long snapshotPosition = installSnapshot.snapshotPosition();
@@ -204,10 +228,30 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     installSnapshotResponse.wrap(buffer, body, blockLength, version);
+                    if (!agent.membershipExchange().admit(from, installSnapshotResponse.configEpoch()))
+                    {
+                        break;
+                    }
                     agent.onInstallSnapshotResponse(installSnapshotResponse.term(), installSnapshotResponse.followerId(),
                         installSnapshotResponse.snapshotPosition(), installSnapshotResponse.nextOffset(),
                         BooleanType.TRUE == installSnapshotResponse.installed());
                 }
+                break;
+
+            case io.lockstep.consensus.codecs.ConfigurationNoticeDecoder.TEMPLATE_ID:
+                if (fromMember)
+                {
+                    configurationNotice.wrap(buffer, body, blockLength, version);
+                    agent.membershipExchange().onNotice(from, configurationNotice.configEpoch(), configurationNotice.voters(),
+                        configurationNotice.learners());
+                }
+                break;
+
+            case io.lockstep.consensus.codecs.PromoteRequestDecoder.TEMPLATE_ID:
+                promoteRequest.wrap(buffer, body, blockLength, version);
+                agent.admin().onPromoteRequest(from, promoteRequest.correlationId(),
+                    BooleanType.TRUE.value() == promoteRequest.checkRaw(), promoteRequest.configEpoch(),
+                    promoteRequest.voters(), promoteRequest.learners());
                 break;
 
             case io.lockstep.consensus.codecs.SnapshotRequestDecoder.TEMPLATE_ID:

@@ -43,9 +43,14 @@ final class MemberProtocolPublisher
     private final InstallSnapshotEncoder installSnapshot = new InstallSnapshotEncoder();
     private final InstallSnapshotResponseEncoder installSnapshotResponse = new InstallSnapshotResponseEncoder();
 
-    MemberProtocolPublisher(final Transport transport, final int maxBlockBytes)
+    private final io.lockstep.consensus.codecs.ConfigurationNoticeEncoder configurationNotice =
+        new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder();
+    private final Membership membership;
+
+    MemberProtocolPublisher(final Transport transport, final int maxBlockBytes, final Membership membership)
     {
         this.transport = transport;
+        this.membership = membership;
         this.buffer = new UnsafeBuffer(new byte[maxBlockBytes + OVERHEAD]);
     }
 
@@ -64,8 +69,32 @@ final class MemberProtocolPublisher
             .lastLogTerm(lastLogTerm)
             .lastLogPosition(lastLogPosition)
             .preVote(bool(preVote))
-            .transfer(bool(transfer));
+            .transfer(bool(transfer))
+            .configEpoch(membership.epoch());
         return send(to, requestVote.encodedLength());
+    }
+
+    /**
+     * Ask every voting member for its (pre-)vote. A pre-vote goes to the standbys too, for one reason: a standby
+     * promoted while this member was away answers with the newer membership (ConfigurationNotice), which fences this
+     * member before it can lead.
+     */
+    void requestVotes(
+        final PeerState[] peers,
+        final long term,
+        final int candidateId,
+        final long lastLogTerm,
+        final long lastLogPosition,
+        final boolean preVote,
+        final boolean transfer)
+    {
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting || (preVote && peer.learner))
+            {
+                requestVote(peer.id, term, candidateId, lastLogTerm, lastLogPosition, preVote, transfer);
+            }
+        }
     }
 
     boolean vote(
@@ -77,7 +106,8 @@ final class MemberProtocolPublisher
             .voterId(voterId)
             .candidateTerm(candidateTerm)
             .granted(bool(granted))
-            .preVote(bool(preVote));
+            .preVote(bool(preVote))
+            .configEpoch(membership.epoch());
         return send(to, vote.encodedLength());
     }
 
@@ -100,6 +130,7 @@ final class MemberProtocolPublisher
             .prevPosition(prevPosition)
             .prevTerm(prevTerm)
             .commitPosition(commitPosition)
+            .configEpoch(membership.epoch())
             .putLogBytes(logBytes, offset, length);
         return send(to, appendRequest.encodedLength());
     }
@@ -122,7 +153,8 @@ final class MemberProtocolPublisher
             .success(bool(success))
             .appendedPosition(appendedPosition)
             .durablePosition(durablePosition)
-            .commitPosition(commitPosition);
+            .commitPosition(commitPosition)
+            .configEpoch(membership.epoch());
         if (success)
         {
             appendResponse.termStartsCount(0);
@@ -183,7 +215,8 @@ final class MemberProtocolPublisher
             .logStartPosition(logStartPosition)
             .snapshotPosition(snapshotPosition)
             .appliedPosition(appliedPosition)
-            .stateHash(stateHash);
+            .stateHash(stateHash)
+            .configEpoch(membership.epoch());
         final PeerState[] peers = null == leading ? NO_PEERS : leading.peers();
         final StatusResponseEncoder.PeersEncoder group = statusResponse.peersCount(peers.length);
         for (final PeerState peer : peers)
@@ -213,6 +246,7 @@ final class MemberProtocolPublisher
             .snapshotTerm(snapshotTerm)
             .chunkOffset(offset)
             .totalLength(totalLength)
+            .configEpoch(membership.epoch())
             .putChunk(chunk, chunkOffset, chunkLength);
         return send(to, installSnapshot.encodedLength());
     }
@@ -230,8 +264,20 @@ final class MemberProtocolPublisher
             .followerId(followerId)
             .snapshotPosition(snapshotPosition)
             .nextOffset(nextOffset)
-            .installed(bool(installed));
+            .installed(bool(installed))
+            .configEpoch(membership.epoch());
         return send(to, installSnapshotResponse.encodedLength());
+    }
+
+    /** Tell a member that spoke on another membership epoch which one this member is on. */
+    boolean configurationNotice(final int to, final int memberId)
+    {
+        configurationNotice.wrapAndApplyHeader(buffer, 0, header)
+            .memberId(memberId)
+            .configEpoch(membership.epoch())
+            .voters(membership.voters())
+            .learners(membership.learners());
+        return send(to, configurationNotice.encodedLength());
     }
 
     private boolean send(final int to, final int bodyLength)

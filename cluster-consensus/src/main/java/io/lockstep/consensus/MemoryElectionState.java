@@ -1,12 +1,16 @@
 package io.lockstep.consensus;
 
 /**
- * Term and vote in memory, kept across simulated restarts: save returns only once "durable", as the real store's does.
+ * Term, vote and membership in memory, kept across simulated restarts: save returns only once "durable", as the
+ * real store's does.
  */
 public final class MemoryElectionState implements ElectionStateStore
 {
     private long term;
     private int votedFor = NO_VOTE;
+    private long configEpoch;
+    private long voters;
+    private long learners;
 
     public long term()
     {
@@ -22,5 +26,27 @@ public final class MemoryElectionState implements ElectionStateStore
     {
         this.term = term;
         this.votedFor = votedFor;
+    }
+
+    public long configEpoch()
+    {
+        return configEpoch;
+    }
+
+    public long voters()
+    {
+        return voters;
+    }
+
+    public long learners()
+    {
+        return learners;
+    }
+
+    public void saveMembership(final long configEpoch, final long voters, final long learners)
+    {
+        this.configEpoch = configEpoch;
+        this.voters = voters;
+        this.learners = learners;
     }
 }

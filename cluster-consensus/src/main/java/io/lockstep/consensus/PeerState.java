@@ -6,7 +6,12 @@ package io.lockstep.consensus;
 final class PeerState
 {
     final int id;
-    final boolean voting;
+    /** Counts toward elections and the commit (set from {@link Membership} as epochs change). */
+    boolean voting;
+    /** A standby: sent the log, counted by nothing but the synchronous standby option. */
+    boolean learner;
+    /** This member's membership epoch was sent on the connection that is up (see MembershipExchange#announce). */
+    boolean epochAnnounced;
     /** Where the next append request starts (requests are pipelined: this runs ahead of acknowledgements). */
     long nextPosition;
     /** Highest position the follower said it appended and matched. */
@@ -33,6 +38,7 @@ final class PeerState
     {
         this.id = id;
         this.voting = voting;
+        this.learner = !voting;
     }
 
     void reset(final long position, final long nowNs)

@@ -92,6 +92,64 @@ class StandbyIT
         }
     }
 
+    /**
+     * The loss of the primary zone, as processes: three voting members and a standby behind a 5 ms (each way) proxy,
+     * synchronous mode, a client under load; every primary process is SIGKILLed, {@code tool promote} makes the
+     * standby the voting cluster, and the client resumes there with every acknowledged message applied once. An old
+     * member restarted afterwards learns it was removed and stops; started again, it refuses to run.
+     */
+    @Test
+    void aStandbyZoneTakesOverWhenThePrimaryZoneIsLostAndNothingAcknowledgedIsLost() throws Exception
+    {
+        try (LocalCluster cluster = new LocalCluster(dir, 4, 1, "batch", 1 << 20, "io.lockstep.examples.EchoService"))
+        {
+            cluster.configureAll("lockstep.standby.sync", "true");
+            cluster.delayStandbys(5);
+            final EchoWorkload load = new EchoWorkload(1000);
+            try (ClusterClient client = startAndConnect(cluster, load))
+            {
+                load.runFor(2000);
+                final JavaProcess.Result refused = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool",
+                    "promote", "--config", cluster.config(3).toString());
+                assertEquals(1, refused.exitCode(), refused.output());
+                assertTrue(refused.output().contains("promote refused: primary member"), refused.output());
+
+                final long killedNs = System.nanoTime();
+                for (int i = 0; i < 3; i++)
+                {
+                    cluster.kill(i);
+                }
+                final JavaProcess.Result promoted = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool",
+                    "promote", "--config", cluster.config(3).toString());
+                assertEquals(0, promoted.exitCode(), promoted.output());
+                final Matcher lost = Pattern.compile("promote: lost_bytes=(\\d+)").matcher(promoted.output());
+                assertTrue(lost.find(), promoted.output());
+                assertEquals("0", lost.group(1), "synchronous mode: the standby held every committed byte\n" +
+                    promoted.output());
+                final Matcher commit = Pattern.compile("promote: leader=3 term=\\d+ commit_position=\\d+ " +
+                    "first_commit_ms=(\\d+)").matcher(promoted.output());
+                assertTrue(commit.find(), promoted.output());
+
+                load.runFor(2000);
+                load.finishAndCheck(20_000, "after the promotion");
+                System.out.printf("zone loss (processes, synchronous): promote command %d ms to first commit, " +
+                    "client outage %d ms, %d messages, 0 acknowledged lost%n", Long.parseLong(commit.group(1)),
+                    load.longestSilenceMs(), load.sent());
+                assertEquals(3, client.leaderId(), "the client resumed on the promoted member");
+                assertTrue(System.nanoTime() - killedNs < TimeUnit.SECONDS.toNanos(60));
+            }
+
+            // The old zone comes back: its member learns it was removed from the first promoted member it reaches.
+            cluster.start(0);
+            assertEquals(3, cluster.awaitExit(0, 20_000), cluster.output(0));
+            assertTrue(cluster.output(0).contains("was removed by membership"), cluster.output(0));
+            final JavaProcess.Result again = JavaProcess.run("io.lockstep.consensus.node.ClusterNode", "--config",
+                cluster.config(0).toString());
+            assertEquals(1, again.exitCode(), again.output());
+            assertTrue(again.output().contains("was removed by membership epoch 1"), again.output());
+        }
+    }
+
     /** Start the three voting members and the standby, wait for a leader, and connect the load's client. */
     private static ClusterClient startAndConnect(final LocalCluster cluster, final EchoWorkload load) throws Exception
     {

@@ -48,6 +48,7 @@ public final class ClusterNode implements AutoCloseable
     public static final int MAX_TIMERS = 64 * 1024;
     private final Thread thread;
     private volatile Throwable fatal;
+    private volatile String removedReason;
 
     private ClusterNode(final NodeConfig config)
     {
@@ -69,6 +70,12 @@ public final class ClusterNode implements AutoCloseable
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024)
             .syncStandby(config.standbySync());
+        final FileElectionState electionState = new FileElectionState(config.dataDir());
+        final String removed = io.lockstep.consensus.Membership.removedReason(config.memberId(), electionState);
+        if (null != removed)
+        {
+            throw new IllegalStateException(removed);
+        }
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
@@ -78,7 +85,7 @@ public final class ClusterNode implements AutoCloseable
         final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
             new SystemEpochNanoClock(), transport, raftLog,
-            new FileElectionState(config.dataDir()), new Random(seed));
+            electionState, new Random(seed));
         this.metrics = consensus.metrics();
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
@@ -116,6 +123,12 @@ public final class ClusterNode implements AutoCloseable
                 {
                     fatal = t;
                     throw new AgentTerminationException(t);
+                }
+                if (null != consensus.removedReason())
+                {
+                    // Fenced by a promotion of the standby zone: stopping is the one safe thing left to do.
+                    removedReason = consensus.removedReason();
+                    throw new AgentTerminationException(removedReason);
                 }
                 if (agent instanceof io.lockstep.consensus.service.ServiceMember member && member.isStopped())
                 {
@@ -305,6 +318,12 @@ public final class ClusterNode implements AutoCloseable
             System.err.println("lockstep node " + config.memberId() + " stopped on an error: " + node.fatalError());
             node.fatalError().printStackTrace();
             Runtime.getRuntime().halt(1);
+        }
+        if (null != node.removedReason)
+        {
+            System.err.println("lockstep node " + config.memberId() + " stopped: " + node.removedReason);
+            System.err.flush();
+            Runtime.getRuntime().halt(3);
         }
         System.out.println("lockstep node " + config.memberId() + " stopped: orderly shutdown");
         System.out.flush();

@@ -317,6 +317,15 @@ public final class ServiceContainer implements Cluster
         service.onTerminate(this);
     }
 
+    /**
+     * @return the term of the last term-opening entry applied (0 before any since start): once it is the leader's
+     * current term, every entry committed before the term is applied here.
+     */
+    public long appliedLeadershipTerm()
+    {
+        return appliedLeadershipTerm;
+    }
+
     public long appliedPosition()
     {
         return appliedPosition;
@@ -497,9 +506,21 @@ public final class ServiceContainer implements Cluster
      * applied here. Stopping (with both versions named) is the only safe answer: applying them might compute another
      * state than the members that can.
      */
+    /** Session ids of membership epoch e start at e << this (a trillion sessions per epoch). */
+    static final int SESSION_EPOCH_SHIFT = 40;
+    private long appliedLeadershipTerm;
+
     private void checkAppVersion(final DirectBuffer buffer, final int body)
     {
         newTerm.wrap(buffer, body, header.blockLength(), header.version());
+        appliedLeadershipTerm = newTerm.term();
+        final long epoch = newTerm.configEpoch();
+        if (epoch > 0 && epoch != io.lockstep.consensus.log.NewLeadershipTermDecoder.configEpochNullValue())
+        {
+            // A promoted configuration numbers its sessions apart from every earlier one: a session the old primary
+            // opened after the standby's last entry must read as closed to its client, never as someone else's.
+            sessions.raiseNextSessionId(epoch << SESSION_EPOCH_SHIFT);
+        }
         final int written = newTerm.appVersion();
         final int mine = service.appVersion();
         if (written > 0 && SemanticVersion.major(written) != SemanticVersion.major(mine))

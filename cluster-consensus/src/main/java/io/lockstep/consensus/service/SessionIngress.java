@@ -284,6 +284,13 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             }
             return;
         }
+        if (container.appliedLeadershipTerm() != consensus.term())
+        {
+            // A new leader that has not applied its own term's first entry may not yet have applied every message a
+            // client was acknowledged for: its applied sequence would read as a loss. The client asks again soon.
+            sendEvent(endpoint, correlationId, resume, SessionEventCode.REDIRECT, -1);
+            return;
+        }
         final SessionTable.Session session = container.sessionTable().get(resume);
         if (null == session)
         {
@@ -377,7 +384,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         if (Role.LEADER == consensus.role() && endpoint >= 0)
         {
             final int length = ingressAck.wrapAndApplyHeader(out, 0, headerEncoder)
-                .sessionId(sessionId).appliedSequence(appliedSequence).encodedLength();
+                .sessionId(sessionId).appliedSequence(appliedSequence).leaderTerm(consensus.term())
+                .encodedLength();
             transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
         }
     }
@@ -508,7 +516,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     {
         final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(correlationId).sessionId(sessionId).code(code).leaderId(consensus.leaderId())
-            .appliedSequence(appliedSequence).detail(detail).encodedLength();
+            .appliedSequence(appliedSequence).leaderTerm(consensus.term()).detail(detail).encodedLength();
         transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 }

@@ -169,6 +169,12 @@ public final class SessionTable
         return sessionId < nextSessionId && !sessions.containsKey(sessionId);
     }
 
+    /** Ids from here on are at least {@code floor} (deterministic: applied from a log entry). */
+    void raiseNextSessionId(final long floor)
+    {
+        nextSessionId = Math.max(nextSessionId, floor);
+    }
+
     long nextSessionId()
     {
         return nextSessionId;

@@ -36,8 +36,13 @@ public final class SimServiceCluster
     private final Random random;
     private final SimNetwork network;
     private final List<Member> members = new ArrayList<>();
-    /** Members: three voting, and a standby (non-voting) after them when asked for. */
+    /** Members: three voting, and standbys (non-voting) after them when asked for. */
     private final int size;
+    /** Members lost for good with their zone ({@link #loseZone}): no fault starts them again. */
+    private final boolean[] gone;
+    private boolean promoted;
+
+    private boolean zoneLossPlanned;
     private final boolean syncStandby;
     private final SimLog[] logs;
     private final MemoryElectionState[] states;
@@ -73,7 +78,7 @@ public final class SimServiceCluster
         final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
         final int egressBufferBytes)
     {
-        this(seed, clients, services, snapshots, egressBufferBytes, false, false);
+        this(seed, clients, services, snapshots, egressBufferBytes, 0, false);
     }
 
     /**
@@ -85,7 +90,20 @@ public final class SimServiceCluster
         final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
         final int egressBufferBytes, final boolean standby, final boolean syncStandby)
     {
-        this.size = MEMBERS + (standby ? 1 : 0);
+        this(seed, clients, services, snapshots, egressBufferBytes, standby ? 1 : 0, syncStandby);
+    }
+
+    /**
+     * @param standbys    warm standbys (members 3 and up, non-voting, running the service): they are crashed, cut
+     *                    off and slowed like any member, and must hold the same state at the same positions.
+     * @param syncStandby the synchronous standby option on every member (needs a standby).
+     */
+    public SimServiceCluster(
+        final long seed, final int clients, final Supplier<ClusteredService> services, final boolean snapshots,
+        final int egressBufferBytes, final int standbys, final boolean syncStandby)
+    {
+        this.size = MEMBERS + standbys;
+        this.gone = new boolean[size];
         this.syncStandby = syncStandby;
         this.logs = new SimLog[size];
         this.states = new MemoryElectionState[size];
@@ -231,7 +249,10 @@ public final class SimServiceCluster
         {
             otherOwes |= log.owesPromisedFrames();
         }
-        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes);
+        // With a zone loss planned the standbys are the only copies left, so they are spared this fault (it is a
+        // second failure beyond the zone's loss, which no replication scheme survives).
+        final boolean spared = zoneLossPlanned && i >= MEMBERS;
+        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes && !spared);
         storages[i] = storages[i].afterCrash();
         if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
         {
@@ -248,11 +269,134 @@ public final class SimServiceCluster
         network.healAll();
         for (int i = 0; i < size; i++)
         {
+            if (null == running[i] && !gone[i])
+            {
+                start(i);
+            }
+        }
+    }
+
+    /**
+     * A zone loss will come ({@link #loseZone}): from now on the standbys never lose durable frames in a crash.
+     */
+    public void planZoneLoss()
+    {
+        zoneLossPlanned = true;
+    }
+
+    /**
+     * The primary zone is lost for good: every voting member of the seed configuration crashes and no fault starts
+     * it again (until {@link #returnZone}).
+     */
+    public void loseZone()
+    {
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            if (null != running[i])
+            {
+                crash(i);
+            }
+            gone[i] = true;
+        }
+    }
+
+    /**
+     * What {@code tool promote} does: the most up-to-date standby that is up adopts the next membership epoch, in
+     * which the standbys vote and the old voters are removed; the others learn it from that one (ConfigurationNotice)
+     * as it stands for election, and vote for it, since no log among them is ahead of its.
+     *
+     * @return the standby promoted.
+     */
+    public int promoteStandbys()
+    {
+        long voters = 0;
+        long epoch = 0;
+        int best = -1;
+        for (int i = MEMBERS; i < size; i++)
+        {
+            voters |= 1L << i;
+            if (null != running[i])
+            {
+                final ConsensusAgent a = running[i].consensus();
+                epoch = Math.max(epoch, a.membership().epoch());
+                final ConsensusAgent b = best < 0 ? null : running[best].consensus();
+                if (null == b || a.lastLogTerm() > b.lastLogTerm() ||
+                    (a.lastLogTerm() == b.lastLogTerm() && logs[i].pendingPosition() > logs[best].pendingPosition()))
+                {
+                    best = i;
+                }
+            }
+        }
+        if (best < 0)
+        {
+            throw new AssertionError("seed " + seed + ": no standby up to promote");
+        }
+        promoted = true;
+        hashAtPosition.clear();
+        final String refusal = running[best].consensus().promote(epoch + 1, voters, 0);
+        if (null != refusal)
+        {
+            throw new AssertionError("seed " + seed + ": standby " + best + " refused promotion: " + refusal);
+        }
+        return best;
+    }
+
+    /**
+     * After a promotion the old zone's members, and a standby that was away and applied more of the old history than
+     * the promoted cluster holds, hold another history: only members that follow a leader of the promoted epoch, and
+     * have not found their history diverged, are compared.
+     */
+    private boolean onPromotedHistory(final int i)
+    {
+        final ConsensusAgent a = running[i].consensus();
+        return i >= MEMBERS && null == a.removedReason() && a.leaderId() >= 0 && (a.term() >>> 32) > 0;
+    }
+
+    /**
+     * The old primary zone comes back, with the logs its members had: each must learn it was removed, and never
+     * lead or commit again.
+     */
+    public void returnZone()
+    {
+        for (int i = 0; i < MEMBERS; i++)
+        {
+            gone[i] = false;
             if (null == running[i])
             {
                 start(i);
             }
         }
+    }
+
+    /**
+     * What an operator does with a member that stopped because its history parted from the promoted cluster's: wipe
+     * its data (log, term, vote, snapshots) and start it again; it rejoins as a standby of the seed configuration,
+     * learns the promoted membership from the first member it reaches, and is sent the leader's snapshot.
+     *
+     * @return the members wiped.
+     */
+    public int wipeDiverged()
+    {
+        int wiped = 0;
+        for (int i = MEMBERS; i < size; i++)
+        {
+            if (null != running[i] && null != running[i].consensus().removedReason())
+            {
+                running[i] = null;
+                logs[i] = new SimLog(64 * 1024);
+                states[i] = new MemoryElectionState();
+                storages[i] = new SimSnapshotStorage(random);
+                start(i);
+                wiped++;
+            }
+        }
+        return wiped;
+    }
+
+    /** @return true if member i takes no part in the current configuration (removed by a promotion). */
+    public boolean removed(final int i)
+    {
+        return null != running[i] && null != running[i].consensus().removedReason();
     }
 
     /**
@@ -274,7 +418,10 @@ public final class SimServiceCluster
             {
                 storages[i].tick();
                 running[i].doWork();
-                checkSameStateAtSamePosition(i);
+                if (!promoted || onPromotedHistory(i))
+                {
+                    checkSameStateAtSamePosition(i);
+                }
             }
         }
     }
@@ -292,7 +439,7 @@ public final class SimServiceCluster
             crash(i);
             start(i);
         }
-        else if (roll < 16 && null == running[i])
+        else if (roll < 16 && null == running[i] && !gone[i])
         {
             start(i);
         }
@@ -329,21 +476,27 @@ public final class SimServiceCluster
         if (Long.MIN_VALUE == seen)
         {
             hashAtPosition.put(position, hash);
+
         }
         else if (seen != hash)
         {
-            throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " + position);
+            throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " + position + describe());
         }
     }
 
+
     /**
-     * @return true if every member is up and has applied up to the same position.
+     * @return true if every member (lost and removed ones aside) is up and has applied up to the same position.
      */
     public boolean membersAgree()
     {
         long position = -1;
         for (int i = 0; i < size; i++)
         {
+            if (gone[i] || removed(i))
+            {
+                continue;
+            }
             if (null == running[i])
             {
                 return false;
@@ -377,7 +530,8 @@ public final class SimServiceCluster
                 .append(", ").append(logs[i].appendedPosition()).append(") commit=").append(a.commitPosition())
                 .append(" applied=").append(running[i].container().appliedPosition())
                 .append(" snapshot=").append(storages[i].durablePosition())
-                .append(" installs=").append(storages[i].installsCompleted);
+                .append(" installs=").append(storages[i].installsCompleted)
+                .append(null == a.removedReason() ? "" : " stopped: " + a.removedReason());
         }
         return sb.toString();
     }

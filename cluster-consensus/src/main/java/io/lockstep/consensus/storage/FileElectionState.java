@@ -15,7 +15,8 @@ import java.nio.file.Path;
 import java.util.zip.CRC32C;
 
 /**
- * Term and vote in the file {@code election.state}: an SBE {@code ElectionState} and a CRC32C, replaced atomically
+ * Term, vote and membership epoch in the file {@code election.state}: an SBE {@code ElectionState} and a CRC32C,
+ * replaced atomically
  * (temporary file, fsync, rename, directory fsync) on every change, so a crash leaves the old pair or the new one.
  * Elections are rare, so an fsync each is cheap; answering before it would break election safety.
  */
@@ -24,10 +25,15 @@ public final class FileElectionState implements ElectionStateStore
     /** Name of the file in a member's data directory. */
     public static final String FILE_NAME = "election.state";
     private static final int LENGTH = MessageHeaderEncoder.ENCODED_LENGTH + ElectionStateEncoder.BLOCK_LENGTH;
+    /** A file written before membership epochs (schema version 2): term and vote only, read as epoch 0. */
+    private static final int LENGTH_BEFORE_EPOCHS = MessageHeaderEncoder.ENCODED_LENGTH + Long.BYTES + Integer.BYTES;
 
     private final Path file;
     private long term;
     private int votedFor = NO_VOTE;
+    private long configEpoch;
+    private long voters;
+    private long learners;
 
     /**
      * @param directory the member's data directory.
@@ -40,8 +46,9 @@ public final class FileElectionState implements ElectionStateStore
         if (null != bytes)
         {
             final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
-            if (bytes.length != LENGTH + Integer.BYTES ||
-                buffer.getInt(LENGTH, ByteOrder.LITTLE_ENDIAN) != checksum(bytes))
+            final int length = bytes.length - Integer.BYTES;
+            if ((length != LENGTH && length != LENGTH_BEFORE_EPOCHS) ||
+                buffer.getInt(length, ByteOrder.LITTLE_ENDIAN) != checksum(bytes, length))
             {
                 throw new IllegalStateException(file + " is damaged (length " + bytes.length +
                     " or checksum wrong): the member cannot know its term and vote, so it will not start");
@@ -51,6 +58,12 @@ public final class FileElectionState implements ElectionStateStore
                 buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             term = decoder.term();
             votedFor = decoder.votedFor();
+            if (LENGTH == length)
+            {
+                configEpoch = decoder.configEpoch();
+                voters = decoder.voters();
+                learners = decoder.learners();
+            }
         }
     }
 
@@ -64,23 +77,55 @@ public final class FileElectionState implements ElectionStateStore
         return votedFor;
     }
 
+    public long configEpoch()
+    {
+        return configEpoch;
+    }
+
+    public long voters()
+    {
+        return voters;
+    }
+
+    public long learners()
+    {
+        return learners;
+    }
+
     public void save(final long term, final int votedFor)
+    {
+        write(term, votedFor, configEpoch, voters, learners);
+    }
+
+    public void saveMembership(final long configEpoch, final long voters, final long learners)
+    {
+        write(term, votedFor, configEpoch, voters, learners);
+    }
+
+    private void write(
+        final long term, final int votedFor, final long configEpoch, final long voters, final long learners)
     {
         final byte[] bytes = new byte[LENGTH + Integer.BYTES];
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
         new ElectionStateEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .term(term)
-            .votedFor(votedFor);
-        buffer.putInt(LENGTH, checksum(bytes), ByteOrder.LITTLE_ENDIAN);
+            .votedFor(votedFor)
+            .configEpoch(configEpoch)
+            .voters(voters)
+            .learners(learners);
+        buffer.putInt(LENGTH, checksum(bytes, LENGTH), ByteOrder.LITTLE_ENDIAN);
         AtomicFile.write(file, ByteBuffer.wrap(bytes));
         this.term = term;
         this.votedFor = votedFor;
+        this.configEpoch = configEpoch;
+        this.voters = voters;
+        this.learners = learners;
     }
 
-    private static int checksum(final byte[] bytes)
+    private static int checksum(final byte[] bytes, final int length)
     {
         final CRC32C crc = new CRC32C();
-        crc.update(bytes, 0, LENGTH);
+        crc.update(bytes, 0, length);
         return (int)crc.getValue();
     }
 }

@@ -1,6 +1,8 @@
 package io.lockstep.consensus.tool;
 
 import io.lockstep.consensus.codecs.BackupChunkDecoder;
+import io.lockstep.consensus.codecs.PromoteRequestEncoder;
+import io.lockstep.consensus.codecs.PromoteResponseDecoder;
 import io.lockstep.consensus.codecs.BackupRequestEncoder;
 import io.lockstep.consensus.codecs.BackupStatus;
 import io.lockstep.consensus.MemberErrors;
@@ -74,6 +76,14 @@ public final class AdminClient implements AutoCloseable
     }
 
     /** One member's error log, as {@code tool errors} prints it. */
+    /** A standby's answer to {@code tool promote}: its state, and whether it adopted the promotion. */
+    public record PromoteAnswer(
+        int memberId, boolean accepted, long configEpoch, long voters, long learners, long term, int leaderId,
+        long sinceLeaderNs, long durablePosition, long lastTerm, long primaryCommitSeen, long meanEntryBytes,
+        String detail)
+    {
+    }
+
     public record Errors(int memberId, long total, List<MemberErrors.Entry> recent)
     {
     }
@@ -89,6 +99,8 @@ public final class AdminClient implements AutoCloseable
     private final Map<Integer, Errors> errors = new HashMap<>();
     private final ErrorsResponseDecoder errorsDecoder = new ErrorsResponseDecoder();
     private final BackupChunkDecoder chunkDecoder = new BackupChunkDecoder();
+    private final PromoteResponseDecoder promoteDecoder = new PromoteResponseDecoder();
+    private PromoteAnswer promoteAnswer;
     private BackupPiece piece;
     private long correlationId = System.nanoTime();
     private long awaited = -1;
@@ -201,6 +213,37 @@ public final class AdminClient implements AutoCloseable
             pollOnce();
         }
         return piece;
+    }
+
+    /**
+     * Ask one member for its state (check) or to adopt a promotion (see {@code PromoteRequest}).
+     *
+     * @return its answer, or null if it did not answer in time.
+     */
+    public PromoteAnswer promote(
+        final int memberId, final boolean check, final long epoch, final long voters, final long learners,
+        final long timeoutMs)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline && !transport.isConnected(memberId))
+        {
+            pollOnce();
+        }
+        final PromoteRequestEncoder request = new PromoteRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .correlationId(++correlationId)
+            .check(check ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .configEpoch(epoch).voters(voters).learners(learners);
+        awaited = correlationId;
+        promoteAnswer = null;
+        if (!transport.send(memberId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength()))
+        {
+            return null;
+        }
+        while (System.nanoTime() < deadline && null == promoteAnswer && transport.isConnected(memberId))
+        {
+            pollOnce();
+        }
+        return promoteAnswer;
     }
 
     /**
@@ -454,6 +497,13 @@ public final class AdminClient implements AutoCloseable
         }
     }
 
+    private static String detailOf(final PromoteResponseDecoder d)
+    {
+        final byte[] bytes = new byte[d.detailLength()];
+        d.getDetail(bytes, 0, bytes.length);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
     private void onMessage(final int from, final DirectBuffer msg, final int offset, final int length)
     {
         headerDecoder.wrap(msg, offset);
@@ -513,6 +563,21 @@ public final class AdminClient implements AutoCloseable
                     new byte[chunkDecoder.bytesLength()]);
                 chunkDecoder.getBytes(p.bytes(), 0, p.bytes().length);
                 piece = p;
+            }
+        }
+        else if (headerDecoder.schemaId() == PromoteResponseDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == PromoteResponseDecoder.TEMPLATE_ID)
+        {
+            promoteDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
+            if (promoteDecoder.correlationId() == awaited)
+            {
+                final PromoteResponseDecoder d = promoteDecoder;
+                final long since = d.sinceLeaderNs();
+                final PromoteAnswer answer = new PromoteAnswer(d.memberId(),
+                    io.lockstep.consensus.codecs.BooleanType.TRUE == d.accepted(), d.configEpoch(), d.voters(),
+                    d.learners(), d.term(), d.leaderId(), since, d.durablePosition(), d.lastTerm(),
+                    d.primaryCommitSeen(), d.meanEntryBytes(), detailOf(d));
+                promoteAnswer = answer;
             }
         }
         else if (headerDecoder.templateId() == StatusResponseDecoder.TEMPLATE_ID)

@@ -28,6 +28,8 @@ import java.util.Map;
  *   step-down --config FILE --to ID               hand leadership to member ID
  *   snapshot  --config FILE [--timeout-ms T]      the leader appends a snapshot action; prints
  *             snapshot_position=N once a snapshot at or after it is durable on the leader
+ *   promote   --config FILE [--force]             after the loss of the primary zone: the standbys become the
+ *             voting cluster (see Promotion for the steps and the lines it prints)
  * </pre>
  * Members at the same applied_position must show the same state_hash (services that implement
  * {@code ClusteredService#stateHash}); that is how an operator checks replicas against each other.
@@ -53,7 +55,8 @@ public final class ClusterTool
         }
         if (args.length < 3 || !"--config".equals(args[1]))
         {
-            err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors|backup " +
+            err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors|backup|" +
+                "promote " +
                 "--config FILE [options]\n" +
                 "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
@@ -69,6 +72,11 @@ public final class ClusterTool
             return 2;
         }
         final List<Member> members = config.members();
+        if ("promote".equals(args[0]))
+        {
+            return new Promotion(config, out, err).run(java.util.Arrays.asList(args).contains("--force"),
+                option(args, "--timeout-ms", 30_000));
+        }
         try (AdminClient client = new AdminClient(members, config.security().secret()))
         {
             final int exit = "backup".equals(args[0]) ? backup(args, client, config, out, err) :

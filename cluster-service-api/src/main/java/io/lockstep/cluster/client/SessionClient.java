@@ -87,6 +87,9 @@ public final class SessionClient
     private long nowNs;
     private long retryAtNs;
     private long gapResumes;
+    private long lostAcknowledged;
+    /** Highest term of a leader that acknowledged to this session: a resume answered from an older one is stale. */
+    private long ackTerm = Long.MIN_VALUE;
     private int leaderHint = -1;
     private final byte[] credentials;
     private String closeReason;
@@ -305,6 +308,15 @@ public final class SessionClient
     }
 
     /**
+     * @return acknowledged messages the cluster turned out not to hold when this session resumed (only after a
+     * promotion of an asynchronous standby zone; the session is then closed, see {@link #closeReason()}), else 0.
+     */
+    public long lostAcknowledged()
+    {
+        return lostAcknowledged;
+    }
+
+    /**
      * @return the highest sequence the cluster has applied.
      */
     public long ackedSequence()
@@ -391,6 +403,7 @@ public final class SessionClient
                 ack.wrap(buffer, body, header.blockLength(), header.version());
                 if (ack.sessionId() == sessionId)
                 {
+                    ackTerm = Math.max(ackTerm, ack.leaderTerm());
                     acknowledge(ack.appliedSequence());
                 }
             }
@@ -432,8 +445,31 @@ public final class SessionClient
         {
             case OK ->
             {
-                if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
+                if (State.CONNECTING == state && event.correlationId() == connectCorrelationId &&
+                    sessionId >= 0 && event.appliedSequence() < ackedSequence && event.leaderTerm() < ackTerm)
                 {
+                    // A deposed leader that does not know it yet answers for an older term: ask elsewhere.
+                    nextMember(-1);
+                    state = State.DISCONNECTED;
+                    retryAtNs = nowNs + RETRY_DELAY_NS;
+                }
+                else if (State.CONNECTING == state && event.correlationId() == connectCorrelationId &&
+                    sessionId >= 0 && event.appliedSequence() < ackedSequence)
+                {
+                    // A leader of this or a later term that lacks what was acknowledged: only a standby zone promoted
+                    // in asynchronous mode can forget that (Raft's leader completeness holds within a configuration).
+                    // Say exactly which messages are gone, and stop, rather than resend nothing and wait forever.
+                    lostAcknowledged = ackedSequence - event.appliedSequence();
+                    closeReason = "the cluster no longer holds " + lostAcknowledged + " acknowledged message(s), " +
+                        "sequences " + (event.appliedSequence() + 1) + ".." + ackedSequence + " of session " +
+                        sessionId + ": it failed over to a standby zone that had not received them (asynchronous " +
+                        "standby mode); open a new session";
+                    state = State.CLOSED;
+                    listener.onClosed(sessionId);
+                }
+                else if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
+                {
+                    ackTerm = Math.max(ackTerm, event.leaderTerm());
                     sessionId = event.sessionId();
                     state = State.CONNECTED;
                     lastHeardNs = nowNs;

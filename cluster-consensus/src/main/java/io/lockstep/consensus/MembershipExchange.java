@@ -1,0 +1,165 @@
+package io.lockstep.consensus;
+
+/**
+ * How members agree on the membership epoch: every member-to-member message carries its sender's epoch; a message
+ * on another epoch is dropped and its sender told this member's (ConfigurationNotice); whichever side is older adopts
+ * the newer, durably, and the conductor acts on it ({@link ConsensusAgent#onMembershipAdopted()}). Two messages at
+ * most after a promotion, a member of the retired configuration that speaks to one of the new knows it is removed.
+ */
+final class MembershipExchange
+{
+    private static final System.Logger LOGGER = System.getLogger(MembershipExchange.class.getName());
+
+    private final ConsensusAgent agent;
+    private final Membership membership;
+    private final MemberProtocolPublisher publisher;
+    private final MemberErrors errors;
+    private final ElectionStateStore store;
+    private String diverged;
+
+    MembershipExchange(
+        final ConsensusAgent agent, final Membership membership, final MemberProtocolPublisher publisher,
+        final MemberErrors errors,
+        final ElectionStateStore store)
+    {
+        this.store = store;
+        this.agent = agent;
+        this.membership = membership;
+        this.publisher = publisher;
+        this.errors = errors;
+    }
+
+    /**
+     * @param senderEpoch the epoch a member-to-member message carries (SBE's null, from a sender before epochs, is 0).
+     * @return true if the sender is on this member's epoch: the message may be handled.
+     */
+    boolean admit(final int from, final long senderEpoch)
+    {
+        if ((Long.MIN_VALUE == senderEpoch ? 0 : senderEpoch) == membership.epoch())
+        {
+            return true;
+        }
+        publisher.configurationNotice(from, agent.memberId());
+        return false;
+    }
+
+    void onNotice(final int from, final long epoch, final long voters, final long learners)
+    {
+        if (epoch < membership.epoch())
+        {
+            publisher.configurationNotice(from, agent.memberId());
+        }
+        else if (epoch > membership.epoch())
+        {
+            adopt(epoch, voters, learners, "member " + from);
+        }
+    }
+
+    /**
+     * Tell each other member this member's epoch once per connection, as soon as it is up: a member returning after
+     * its zone was replaced learns so from the first promoted member it reaches, well before its election timer can
+     * make it stand (the window left is a returning member that reaches its old peers but no promoted one: a
+     * partition, which is why {@code tool promote} refuses while the primary looks alive).
+     */
+    void announce(final PeerState[] peers, final io.lockstep.cluster.transport.Transport transport)
+    {
+        for (final PeerState peer : peers)
+        {
+            if (!transport.isConnected(peer.id))
+            {
+                peer.epochAnnounced = false;
+            }
+            else if (!peer.epochAnnounced)
+            {
+                peer.epochAnnounced = publisher.configurationNotice(peer.id, agent.memberId());
+            }
+        }
+    }
+
+    /**
+     * An operator's promotion ({@code tool promote}, run against the standbys): refused unless the epoch is the next
+     * one and this member votes in it; a repeat of the same promotion is accepted again, so the tool can retry.
+     *
+     * @return null if adopted (or already), else why not.
+     */
+    String promote(final long epoch, final long voters, final long learners)
+    {
+        if (epoch == membership.epoch() && voters == membership.voters() && learners == membership.learners())
+        {
+            return null;
+        }
+        if (epoch != membership.epoch() + 1)
+        {
+            return "member " + agent.memberId() + " is on membership " + membership.describe() +
+                ": a promotion must name epoch " + (membership.epoch() + 1) + ", not " + epoch;
+        }
+        if ((voters & (1L << agent.memberId())) == 0)
+        {
+            return "member " + agent.memberId() + " is not among the new voters " + Membership.ids(voters);
+        }
+        return adopt(epoch, voters, learners, "tool promote");
+    }
+
+    /**
+     * Adopt a newer epoch, durably, from a tool's promotion or from a member already on it.
+     *
+     * @return null if adopted, else why not.
+     */
+    String adopt(final long epoch, final long voters, final long learners, final String source)
+    {
+        try
+        {
+            membership.adopt(epoch, voters, learners);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            errors.record("membership", "refused membership from " + source + ": " + ex.getMessage());
+            return ex.getMessage();
+        }
+        LOGGER.log(System.Logger.Level.WARNING, "member {0} adopted membership {1} from {2}", agent.memberId(),
+            membership.describe(), source);
+        agent.onMembershipAdopted();
+        final String removed = removedReason();
+        if (null != removed)
+        {
+            errors.record("removed", removed);
+        }
+        return null;
+    }
+
+    /**
+     * This member applied entries the old configuration committed that the promoted one does not have: it stops
+     * rather than serve a state the cluster does not hold (see {@link FollowerLog#DIVERGED}).
+     */
+    void onDiverged(final long position, final long commitPosition, final int leaderId)
+    {
+        if (null == diverged)
+        {
+            diverged = "member " + agent.memberId() + " holds entries committed before the promotion to membership " +
+                membership.describe() + " (up to position " + commitPosition + ") that the promoted cluster's " +
+                "leader " + leaderId + " does not have (its history parts from this member's at " + position +
+                "): they were lost with the primary zone in asynchronous standby mode. This member stops rather " +
+                "than serve a state the cluster does not hold; its log is kept. To serve again, wipe its data " +
+                "directory: it rejoins with the leader's snapshot";
+            errors.record("diverged", diverged);
+        }
+    }
+
+    /** @return true once this member found its committed history is not the promoted cluster's. */
+    boolean diverged()
+    {
+        return null != diverged;
+    }
+
+    /**
+     * @return why this member takes no further part (removed by a newer membership epoch), or null while it does.
+     */
+    String removedReason()
+    {
+        if (null != diverged)
+        {
+            return diverged;
+        }
+        return Membership.removedReason(agent.memberId(), store);
+    }
+}
