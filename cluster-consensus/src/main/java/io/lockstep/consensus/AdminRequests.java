@@ -32,6 +32,8 @@ final class AdminRequests
     private final MemberProtocolPublisher publisher;
     private final LeaderReplication leader;
     private final PendingAppends pendingAppends;
+    private final FollowerAcks acks;
+    private final FollowerLog followerLog;
     private ServiceHooks serviceHooks;
     private SnapshotStorage snapshots;
     private final UnsafeBuffer refusalBuffer = new UnsafeBuffer(new byte[256]);
@@ -59,8 +61,12 @@ final class AdminRequests
         final Transport transport,
         final MemberProtocolPublisher publisher,
         final LeaderReplication leader,
-        final PendingAppends pendingAppends)
+        final PendingAppends pendingAppends,
+        final FollowerAcks acks,
+        final FollowerLog followerLog)
     {
+        this.acks = acks;
+        this.followerLog = followerLog;
         this.agent = agent;
         this.config = config;
         this.log = log;
@@ -211,7 +217,8 @@ final class AdminRequests
             .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
             .term(agent.term()).leaderId(agent.leaderId()).sinceLeaderNs(agent.sinceLeaderNs())
             .durablePosition(log.durablePosition()).lastTerm(agent.lastLogTerm())
-            .primaryCommitSeen(agent.leaderCommitSeen()).meanEntryBytes(agent.meanFrameBytes())
+            .primaryCommitSeen(Math.max(acks.leaderCommitSeen(), agent.commitPosition()))
+            .meanEntryBytes(followerLog.meanFrameBytes())
             .putDetail(detail, 0, detail.length).encodedLength();
         transport.send(endpoint, errorsBuffer, 0,
             io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + length);

@@ -75,10 +75,7 @@ public final class ConsensusAgent implements Agent
     private long votes;
     private boolean started;
 
-    private boolean ackPending;
-    private long ackSequence;
-    private long matchedPosition = -1;
-    private long leaderCommitSeen;
+    private final FollowerAcks acks;
 
     /** Set by each message from the leader; cleared when its connection drops (handled once per drop). */
     private boolean leaderConnectionUp;
@@ -123,10 +120,12 @@ public final class ConsensusAgent implements Agent
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
+        this.acks = new FollowerAcks(memberId, log, termIndex, publisher);
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
             membership);
-        this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends);
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock);
+        this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
+            followerLog);
         this.peers = leader.peers();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
@@ -245,9 +244,10 @@ public final class ConsensusAgent implements Agent
         }
         else
         {
-            if (ackPending)
+            if (acks.pending())
             {
-                work += sendAck();
+                commitPosition = acks.sendAck(leaderId, term, commitPosition);
+                work += acks.pending() ? 0 : 1;
             }
             if (leaderConnectionUp && leaderId >= 0 && !transport.isConnected(leaderId))
             {
@@ -341,24 +341,8 @@ public final class ConsensusAgent implements Agent
         return membership;
     }
 
-    /** @return why this member takes no further part (removed by a newer membership), or null while it does. */
-    public String removedReason()
-    {
-        return membershipExchange.removedReason();
-    }
-
-    /**
-     * Adopt the membership in which the standbys vote, after the loss of the primary zone (the tool's request).
-     *
-     * @return null if adopted (or already), else why not.
-     */
-    public String promote(final long epoch, final long voters, final long learners)
-    {
-        return membershipExchange.promote(epoch, voters, learners);
-    }
-
-    /** @return the epoch checks and notices between members. */
-    MembershipExchange membershipExchange()
+    /** @return the epoch checks and notices between members, promotion, and why this member stopped, if it did. */
+    public MembershipExchange membershipExchange()
     {
         return membershipExchange;
     }
@@ -383,18 +367,6 @@ public final class ConsensusAgent implements Agent
     long sinceLeaderNs()
     {
         return lastHeardFromLeaderNs < 0 ? -1 : nowNs - lastHeardFromLeaderNs;
-    }
-
-    /** @return the highest commit position a leader has told this member of. */
-    long leaderCommitSeen()
-    {
-        return Math.max(leaderCommitSeen, commitPosition);
-    }
-
-    /** @return mean length of the log frames received from leaders since start, or -1 before any. */
-    long meanFrameBytes()
-    {
-        return followerLog.meanFrameBytes();
     }
 
     /** @return the term of the last entry in this member's log. */
@@ -572,8 +544,7 @@ public final class ConsensusAgent implements Agent
         if (role != Role.FOLLOWER || leaderId != newLeaderId)
         {
             // An acknowledgement owed to the previous leader is owed to no one now.
-            matchedPosition = -1;
-            ackPending = false;
+            acks.forget();
         }
         role = Role.FOLLOWER;
         leaderId = newLeaderId;
@@ -652,7 +623,7 @@ public final class ConsensusAgent implements Agent
         metrics.add(MemberMetrics.LOG_BYTES_REPLICATED_IN, Math.max(0, log.pendingPosition() - before));
         if (followerLog.truncatedAt() >= 0)
         {
-            matchedPosition = Math.min(matchedPosition, followerLog.truncatedAt());
+            acks.onTruncated(followerLog.truncatedAt());
         }
         if (FollowerLog.DIVERGED == position)
         {
@@ -661,14 +632,10 @@ public final class ConsensusAgent implements Agent
         }
         if (FollowerLog.REJECTED == position)
         {
-            reject(fromLeaderId, sequence, leaderTerm);
+            acks.reject(fromLeaderId, term, sequence, leaderTerm, commitPosition);
             return;
         }
-
-        matchedPosition = position;
-        leaderCommitSeen = Math.max(leaderCommitSeen, leaderCommit);
-        ackPending = true;
-        ackSequence = sequence;
+        acks.onAccepted(position, leaderCommit, sequence);
     }
 
     /**
@@ -683,35 +650,6 @@ public final class ConsensusAgent implements Agent
         lastHeardFromLeaderNs = nowNs;
         leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
-    }
-
-    private void reject(final int toLeaderId, final long sequence, final long leaderTerm)
-    {
-        ackPending = false;
-        // The commit position is a shared fact the leader starts from, but not for a leader of a newer membership
-        // epoch: its history may part from this member's below it (an asynchronous standby zone's promotion). Then
-        // only term starts are shared, and the leader finds the parting point from them (and this member stops).
-        final boolean newerEpoch = (leaderTerm >>> 32) > (termIndex.termAt(commitPosition) >>> 32);
-        publisher.appendResponse(toLeaderId, term, memberId, sequence, false, log.pendingPosition(),
-            log.durablePosition(), newerEpoch ? 0 : commitPosition, termIndex);
-    }
-
-    private int sendAck()
-    {
-        final long durable = Math.min(log.durablePosition(), matchedPosition);
-        final long appended = Math.min(log.appendedPosition(), matchedPosition);
-        final long newCommit = Math.min(leaderCommitSeen, durable);
-        if (newCommit > commitPosition)
-        {
-            commitPosition = newCommit;
-        }
-        if (publisher.appendResponse(leaderId, term, memberId, ackSequence, true, appended, durable, commitPosition,
-            termIndex))
-        {
-            ackPending = false;
-            return 1;
-        }
-        return 0;
     }
 
     // ---------------------------------------------------------------------------------------------- leader side
@@ -781,8 +719,7 @@ public final class ConsensusAgent implements Agent
         }
         followerLog.onSnapshotInstalled(position, snapshotTerm, fromLeaderId);
         commitPosition = Math.max(commitPosition, position);
-        matchedPosition = position;
-        ackPending = false;
+        acks.onSnapshotInstalled(position);
         if (null != serviceHooks)
         {
             serviceHooks.onSnapshotInstalled(loaded);

@@ -6,7 +6,7 @@ package io.lockstep.consensus;
  * the newer, durably, and the conductor acts on it ({@link ConsensusAgent#onMembershipAdopted()}). Two messages at
  * most after a promotion, a member of the retired configuration that speaks to one of the new knows it is removed.
  */
-final class MembershipExchange
+public final class MembershipExchange
 {
     private static final System.Logger LOGGER = System.getLogger(MembershipExchange.class.getName());
 
@@ -82,7 +82,7 @@ final class MembershipExchange
      *
      * @return null if adopted (or already), else why not.
      */
-    String promote(final long epoch, final long voters, final long learners)
+    public String promote(final long epoch, final long voters, final long learners)
     {
         if (epoch == membership.epoch() && voters == membership.voters() && learners == membership.learners())
         {
@@ -154,7 +154,7 @@ final class MembershipExchange
     /**
      * @return why this member takes no further part (removed by a newer membership epoch), or null while it does.
      */
-    String removedReason()
+    public String removedReason()
     {
         if (null != diverged)
         {

@@ -124,10 +124,10 @@ public final class ClusterNode implements AutoCloseable
                     fatal = t;
                     throw new AgentTerminationException(t);
                 }
-                if (null != consensus.removedReason())
+                if (null != consensus.membershipExchange().removedReason())
                 {
                     // Fenced by a promotion of the standby zone: stopping is the one safe thing left to do.
-                    removedReason = consensus.removedReason();
+                    removedReason = consensus.membershipExchange().removedReason();
                     throw new AgentTerminationException(removedReason);
                 }
                 if (agent instanceof io.lockstep.consensus.service.ServiceMember member && member.isStopped())

@@ -333,7 +333,7 @@ public final class SimServiceCluster
         }
         promoted = true;
         hashAtPosition.clear();
-        final String refusal = running[best].consensus().promote(epoch + 1, voters, 0);
+        final String refusal = running[best].consensus().membershipExchange().promote(epoch + 1, voters, 0);
         if (null != refusal)
         {
             throw new AssertionError("seed " + seed + ": standby " + best + " refused promotion: " + refusal);
@@ -349,7 +349,7 @@ public final class SimServiceCluster
     private boolean onPromotedHistory(final int i)
     {
         final ConsensusAgent a = running[i].consensus();
-        return i >= MEMBERS && null == a.removedReason() && a.leaderId() >= 0 && (a.term() >>> 32) > 0;
+        return i >= MEMBERS && null == a.membershipExchange().removedReason() && a.leaderId() >= 0 && (a.term() >>> 32) > 0;
     }
 
     /**
@@ -380,7 +380,7 @@ public final class SimServiceCluster
         int wiped = 0;
         for (int i = MEMBERS; i < size; i++)
         {
-            if (null != running[i] && null != running[i].consensus().removedReason())
+            if (null != running[i] && null != running[i].consensus().membershipExchange().removedReason())
             {
                 running[i] = null;
                 logs[i] = new SimLog(64 * 1024);
@@ -396,7 +396,7 @@ public final class SimServiceCluster
     /** @return true if member i takes no part in the current configuration (removed by a promotion). */
     public boolean removed(final int i)
     {
-        return null != running[i] && null != running[i].consensus().removedReason();
+        return null != running[i] && null != running[i].consensus().membershipExchange().removedReason();
     }
 
     /**
@@ -531,7 +531,7 @@ public final class SimServiceCluster
                 .append(" applied=").append(running[i].container().appliedPosition())
                 .append(" snapshot=").append(storages[i].durablePosition())
                 .append(" installs=").append(storages[i].installsCompleted)
-                .append(null == a.removedReason() ? "" : " stopped: " + a.removedReason());
+                .append(null == a.membershipExchange().removedReason() ? "" : " stopped: " + a.membershipExchange().removedReason());
         }
         return sb.toString();
     }

@@ -1,0 +1,102 @@
+package io.lockstep.consensus;
+
+/**
+ * What a follower owes its leader: the acknowledgement of the last append it took (sent once the bytes are durable
+ * under the member's policy, as far as they matched), or a rejection that lets the leader find where the logs agree.
+ * Also the follower's commit rule: what the leader says is committed, as far as this log holds it durably.
+ */
+final class FollowerAcks
+{
+    private final int memberId;
+    private final RaftLog log;
+    private final TermIndex termIndex;
+    private final MemberProtocolPublisher publisher;
+
+    private boolean pending;
+    private long sequence;
+    /** Where this log matched the leader's at the last append taken; -1 when nothing is owed to this leader. */
+    private long matchedPosition = -1;
+    private long leaderCommitSeen;
+
+    FollowerAcks(
+        final int memberId, final RaftLog log, final TermIndex termIndex, final MemberProtocolPublisher publisher)
+    {
+        this.memberId = memberId;
+        this.log = log;
+        this.termIndex = termIndex;
+        this.publisher = publisher;
+    }
+
+    /** The log now matches the leader's up to {@code position}: acknowledge request {@code sequence} when durable. */
+    void onAccepted(final long position, final long leaderCommit, final long requestSequence)
+    {
+        matchedPosition = position;
+        leaderCommitSeen = Math.max(leaderCommitSeen, leaderCommit);
+        pending = true;
+        sequence = requestSequence;
+    }
+
+    /** A conflicting suffix was cut at {@code position}: nothing past it may be acknowledged. */
+    void onTruncated(final long position)
+    {
+        matchedPosition = Math.min(matchedPosition, position);
+    }
+
+    /** A snapshot up to {@code position} was installed: the log matches there, and nothing else is owed. */
+    void onSnapshotInstalled(final long position)
+    {
+        matchedPosition = position;
+        pending = false;
+    }
+
+    /** Another leader, or none: an acknowledgement owed to the previous one is owed to no one now. */
+    void forget()
+    {
+        matchedPosition = -1;
+        pending = false;
+    }
+
+    boolean pending()
+    {
+        return pending;
+    }
+
+    /** @return the highest commit position a leader has told this member of. */
+    long leaderCommitSeen()
+    {
+        return leaderCommitSeen;
+    }
+
+    /**
+     * Acknowledge what is durable and matched, advancing the commit position to what the leader said is committed
+     * as far as this log holds it durably.
+     *
+     * @return the commit position after the acknowledgement (never lower than the one given).
+     */
+    long sendAck(final int leaderId, final long term, final long commitPosition)
+    {
+        final long durable = Math.min(log.durablePosition(), matchedPosition);
+        final long appended = Math.min(log.appendedPosition(), matchedPosition);
+        final long commit = Math.max(commitPosition, Math.min(leaderCommitSeen, durable));
+        if (publisher.appendResponse(leaderId, term, memberId, sequence, true, appended, durable, commit, termIndex))
+        {
+            pending = false;
+        }
+        return commit;
+    }
+
+    /**
+     * Refuse an append whose previous entry this log does not hold. The commit position is a shared fact the leader
+     * starts from, but not for a leader of a newer membership epoch: its history may part from this member's below
+     * it (an asynchronous standby zone's promotion). Then only term starts are shared, and the leader finds the
+     * parting point from them (and this member stops, see {@link FollowerLog#DIVERGED}).
+     */
+    void reject(final int leaderId, final long term, final long requestSequence, final long leaderTerm,
+        final long commitPosition)
+    {
+        pending = false;
+        final boolean newerEpoch = (leaderTerm >>> 32) > (termIndex.termAt(commitPosition) >>> 32);
+        publisher.appendResponse(leaderId, term, memberId, requestSequence, false, log.pendingPosition(),
+            log.durablePosition(), newerEpoch ? 0 : commitPosition, termIndex);
+    }
+}
