@@ -61,7 +61,18 @@ public final class DelayProxy implements AutoCloseable
             {
                 final Socket in = server.accept();
                 final Socket out = new Socket();
-                out.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2000);
+                try
+                {
+                    out.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2000);
+                }
+                catch (final IOException ex)
+                {
+                    // The target is down: close at once, so that the caller sees its connection fail and retries,
+                    // as across a real link (left open, it would wait out a handshake timeout instead).
+                    closeQuietly(in);
+                    closeQuietly(out);
+                    continue;
+                }
                 in.setTcpNoDelay(true);
                 out.setTcpNoDelay(true);
                 synchronized (sockets)

@@ -185,7 +185,7 @@ public final class LocalCluster implements AutoCloseable
             int port = ports[i];
             if (isStandby(i))
             {
-                final DelayProxy proxy = new DelayProxy(ports[i], delayMs);
+                final DelayProxy proxy = proxyOnAFreePort(ports[i], delayMs);
                 proxies.add(proxy);
                 port = proxy.port();
             }
@@ -200,6 +200,23 @@ public final class LocalCluster implements AutoCloseable
                 Files.writeString(config(i), NodeConfig.MEMBERS + "=" + members + "\n", StandardCharsets.UTF_8,
                     StandardOpenOption.APPEND);
             }
+        }
+    }
+
+    /**
+     * The member ports were found free and released before the members bind them; a proxy's own ephemeral port can
+     * be one of them, so a proxy that took one is replaced.
+     */
+    private DelayProxy proxyOnAFreePort(final int targetPort, final long delayMs) throws IOException
+    {
+        while (true)
+        {
+            final DelayProxy proxy = new DelayProxy(targetPort, delayMs);
+            if (java.util.Arrays.stream(ports).noneMatch(p -> p == proxy.port()))
+            {
+                return proxy;
+            }
+            proxy.close();
         }
     }
 
@@ -319,6 +336,32 @@ public final class LocalCluster implements AutoCloseable
                 throw new IllegalStateException("member " + i + " did not die");
             }
             processes[i] = null;
+        }
+    }
+
+    /**
+     * Cut every standby's delayed link at once, dropping what is in flight on it (the proxies close).
+     */
+    public void cutStandbyLinks()
+    {
+        proxies.forEach(DelayProxy::close);
+    }
+
+    /**
+     * SIGKILL several members at the same instant (a zone's power going), then wait for each to die.
+     */
+    public void killTogether(final int... ids) throws InterruptedException
+    {
+        for (final int i : ids)
+        {
+            if (null != processes[i])
+            {
+                processes[i].destroyForcibly();
+            }
+        }
+        for (final int i : ids)
+        {
+            kill(i);
         }
     }
 

@@ -47,7 +47,12 @@ public final class ClusterTool
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(final String[] args, final PrintStream out, final PrintStream err)
+    /**
+     * Run one command in this process (for launchers and benchmarks): what {@code main} does, without exiting.
+     *
+     * @return the exit code main would exit with.
+     */
+    public static int run(final String[] args, final PrintStream out, final PrintStream err)
     {
         if (args.length > 0 && "replay".equals(args[0]))
         {

@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 final class Promotion
 {
     private static final long ASK_TIMEOUT_MS = 1_000;
+    private static final long PRIMARY_CHECK_MS = 500;
 
     private final NodeConfig config;
     private final PrintStream out;
@@ -166,7 +167,8 @@ final class Promotion
     {
         try (AdminClient admin = new AdminClient(primaries, config.security().secret()))
         {
-            for (final AdminClient.Status s : admin.status(ASK_TIMEOUT_MS).values())
+            // Half a second: a live member answers within a few round trips even across zones.
+            for (final AdminClient.Status s : admin.status(PRIMARY_CHECK_MS).values())
             {
                 return "primary member " + s.memberId() + " answers (role " + s.role().name().toLowerCase() +
                     ", term " + s.term() + ")";

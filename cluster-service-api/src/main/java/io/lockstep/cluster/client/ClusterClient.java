@@ -225,6 +225,15 @@ public final class ClusterClient implements AutoCloseable
         return session.closeReason();
     }
 
+    /**
+     * @return acknowledged messages the cluster turned out not to hold when the session resumed, 0 unless a standby
+     * zone was promoted in asynchronous mode without them (the session is then closed: see {@link #closeReason()}).
+     */
+    public long lostAcknowledged()
+    {
+        return session.lostAcknowledged();
+    }
+
     public long sessionId()
     {
         return session.sessionId();
