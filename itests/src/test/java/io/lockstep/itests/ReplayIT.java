@@ -75,10 +75,11 @@ class ReplayIT
         assertEquals(before, listing(dataDir), "nothing in the member's directory changed");
 
         // Before the snapshot: the log still holds everything (never purged here), so it replays from the start.
+        // 96: the end of the first entry, the first term's NewLeadershipTerm (its frame, aligned).
         final JavaProcess.Result early = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "replay",
-            dataDir.toString(), "--service", SERVICE, "--to", "64");
+            dataDir.toString(), "--service", SERVICE, "--to", "96");
         assertEquals(0, early.exitCode(), early.output());
-        assertTrue(early.output().contains("from_snapshot=-1 applied_position=64 "), early.output());
+        assertTrue(early.output().contains("from_snapshot=-1 applied_position=96 "), early.output());
         assertEquals(before, listing(dataDir), "still nothing changed");
     }
 

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * Every 5 s it prints what it knows of its own lag: {@code lockstep standby <id>: applied_position=<n>
  * commit_position=<n> behind_commit_bytes=<n> leader=<id>}. The leader's view, in bytes and time, is in
  * {@code tool status} ({@code standby=} lines) and in the leader's metrics ({@code lockstep_standby_lag_bytes},
- * {@code lockstep_standby_lag_ns}). Promotion after the loss of the primary zone is not built yet (issue 10).
+ * {@code lockstep_standby_lag_ns}). After the loss of the primary zone, {@code tool promote} makes the standbys the
+ * voting cluster (see {@code io.lockstep.consensus.tool.Promotion}); this process then runs on as a voting member.
  */
 public final class StandbyNode
 {

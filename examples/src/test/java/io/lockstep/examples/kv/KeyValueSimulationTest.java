@@ -184,6 +184,72 @@ class KeyValueSimulationTest
             "%d operations, every history linearizable, none applied twice%n", seeds, operations);
     }
 
+    /**
+     * The primary zone lost while clients run, the standbys (one or two, synchronous mode) promoted, the clients
+     * carrying on against them: every history still linearizable across the promotion, nothing applied twice, no
+     * session lost.
+     */
+    @Test
+    void aStandbyZonePromotedInSynchronousModeKeepsEveryHistoryLinearizable()
+    {
+        final int seeds = Integer.getInteger("lockstep.kv.zoneLossSeeds", 100);
+        long operations = 0;
+        for (long seed = 1; seed <= seeds; seed++)
+        {
+            try
+            {
+                operations += runZoneLoss(seed);
+            }
+            catch (final Throwable t)
+            {
+                final long failedSeed = seed;
+                throw new AssertionError("key-value zone-loss simulation failed at seed " + seed + " (" +
+                    SeedReplay.again(() -> runZoneLoss(failedSeed)) + ")", t);
+            }
+        }
+        System.out.printf("key-value simulation with the primary zone lost and the standbys promoted: %d seeds " +
+            "(synchronous mode), %d operations, every history linearizable, none applied twice, no session lost%n",
+            seeds, operations);
+    }
+
+    private static int runZoneLoss(final long seed)
+    {
+        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS, KeyValueService::new, seed % 3 == 0,
+            8 * 1024, 1 + (int)(seed % 2), true);
+        cluster.planZoneLoss();
+        final List<HistoryOperation> history = new ArrayList<>();
+        final Client[] clients = new Client[CLIENTS];
+        for (int c = 0; c < CLIENTS; c++)
+        {
+            clients[c] = new Client(c, cluster, history);
+        }
+        for (int s = 0; s < 2000 + cluster.random().nextInt(1000); s++)
+        {
+            step(cluster, clients, true, true);
+        }
+        cluster.loseZone();
+        cluster.healAndStartAll();
+        cluster.promoteStandbys();
+        for (int s = 0; s < 2000; s++)
+        {
+            step(cluster, clients, false, true);
+        }
+        int s = 0;
+        while (!(cluster.membersAgree() && idle(clients)))
+        {
+            assertTrue(++s < 60_000, "seed " + seed + ": did not settle after the promotion" + cluster.describe());
+            step(cluster, clients, false, false);
+        }
+        for (final Client client : clients)
+        {
+            assertEquals(0, client.duplicatesSeen, "seed " + seed + ": an operation was applied twice");
+        }
+        final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
+        assertTrue(result.linearizable(), "seed " + seed + ": history of key " + result.badKey() +
+            " is not linearizable across the promotion: " + result.detail());
+        return history.size();
+    }
+
     private static int runOne(final long seed, final boolean snapshots)
     {
         return runOne(seed, snapshots, false, false);
