@@ -41,6 +41,11 @@ final class AdminRequests
     private final MessageHeaderEncoder refusalHeader = new MessageHeaderEncoder();
     private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
     private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
+    private final UnsafeBuffer changeBuffer = new UnsafeBuffer(new byte[128]);
+    private final io.lockstep.consensus.log.MembershipChangeEncoder changeEncoder =
+        new io.lockstep.consensus.log.MembershipChangeEncoder();
+    private final io.lockstep.consensus.log.MessageHeaderEncoder changeHeader =
+        new io.lockstep.consensus.log.MessageHeaderEncoder();
     private final io.lockstep.consensus.codecs.PromoteResponseEncoder promoteEncoder =
         new io.lockstep.consensus.codecs.PromoteResponseEncoder();
     /** A backup piece: at most this many bytes (a frame longer than this goes whole: see RaftLog#readBlock). */
@@ -272,6 +277,96 @@ final class AdminRequests
     {
         reply(endpoint, correlationId, ok ? AppendStatus.OK :
             Role.LEADER != agent.role() ? AppendStatus.NOT_LEADER : AppendStatus.REJECTED, position);
+    }
+
+    /**
+     * One membership change, as a log entry (Raft's single-server change): add a member listed in the configuration
+     * file as a non-voting member (it is sent the log, or the snapshot), promote a non-voting member that has caught
+     * up to a voter, or remove a member. Refused (REJECTED, the reason in this member's errors) while another change
+     * is in flight, before this leader has committed an entry of its term, or when the change does not make sense;
+     * acknowledged with its position once committed.
+     */
+    void onMembershipChange(
+        final int endpoint, final long correlationId, final io.lockstep.consensus.codecs.MembershipAction action,
+        final int id)
+    {
+        if (Role.LEADER != agent.role() || leader.transferring())
+        {
+            reply(endpoint, correlationId, AppendStatus.NOT_LEADER, -1);
+            return;
+        }
+        final Membership m = agent.membership();
+        final String refusal = membershipRefusal(m, action, id);
+        if (null != refusal)
+        {
+            agent.errors().record("membership-change", "refused " + action + " of member " + id + ": " + refusal);
+            reply(endpoint, correlationId, AppendStatus.REJECTED, -1);
+            return;
+        }
+        final long bit = 1L << id;
+        final long voters = switch (action)
+        {
+            case PROMOTE -> m.voters() | bit;
+            case REMOVE -> m.voters() & ~bit;
+            default -> m.voters();
+        };
+        final long learners = io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER == action ?
+            m.learners() | bit : m.learners() & ~bit;
+        final int length = changeEncoder.wrapAndApplyHeader(changeBuffer, 0, changeHeader)
+            .timestamp(agent.logTimeNs()).configEpoch(m.epoch()).configVersion(m.version() + 1)
+            .voters(voters).learners(learners).encodedLength();
+        final long start = log.pendingPosition();
+        final long position = agent.appendLogEntry(io.lockstep.consensus.log.MembershipChangeEncoder.TEMPLATE_ID,
+            changeBuffer, 0, io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
+        m.onLogChange(start, m.epoch(), m.version() + 1, voters, learners);
+        pendingAppends.add(position, correlationId, endpoint);
+    }
+
+    private String membershipRefusal(
+        final Membership m, final io.lockstep.consensus.codecs.MembershipAction action, final int id)
+    {
+        if (m.changeInFlight())
+        {
+            return "another membership change is not committed yet";
+        }
+        if (agent.commitPosition() <= agent.termStartPosition())
+        {
+            return "this leader has not yet committed an entry of its term (Raft's rule for single-server changes)";
+        }
+        if (pendingAppends.isFull())
+        {
+            return "too many requests waiting for commit";
+        }
+        if (!m.isConfigured(id))
+        {
+            return "member " + id + " has no address in the configuration file";
+        }
+        switch (action)
+        {
+            case ADD_LEARNER:
+                return m.isMember(id) ? "member " + id + " is a member already" : null;
+            case PROMOTE:
+                if (!m.isLearner(id))
+                {
+                    return "member " + id + " is not a non-voting member";
+                }
+                final PeerState peer = leader.peer(id);
+                if (null == peer || peer.matchPosition < agent.commitPosition() ||
+                    agent.nowNs() - peer.lastHeardNs > config.electionTimeoutNs())
+                {
+                    return "member " + id + " has not caught up (it holds " + (null == peer ? -1 : peer.matchPosition) +
+                        " of the committed " + agent.commitPosition() + ")";
+                }
+                return null;
+            case REMOVE:
+                if (!m.isMember(id))
+                {
+                    return "member " + id + " is not a member";
+                }
+                return m.isVoter(id) && Long.bitCount(m.voters()) == 1 ? "member " + id + " is the last voter" : null;
+            default:
+                return "unknown action";
+        }
     }
 
     private void reply(final int endpoint, final long correlationId, final AppendStatus status, final long position)

@@ -115,7 +115,7 @@ public final class ConsensusAgent implements Agent
         this.membership = new Membership(config, electionState);
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership);
         this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
-            electionState);
+            electionState, log, config.joining());
         this.adapter = new MemberProtocolAdapter(this, transport);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
@@ -123,7 +123,7 @@ public final class ConsensusAgent implements Agent
         this.acks = new FollowerAcks(memberId, log, termIndex, publisher);
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
             membership);
-        this.followerLog = new FollowerLog(memberId, log, termIndex, logClock);
+        this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
         this.peers = leader.peers();
@@ -134,12 +134,7 @@ public final class ConsensusAgent implements Agent
         {
             throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
         }
-        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} lost frames it may have acknowledged: log ends at " +
-                "{1}, promised {2}; it votes as if it held them and stands for election only once a leader has " +
-                "sent them again", memberId, log.pendingPosition(), log.promisedPosition());
-        }
+        LogOrder.warnIfOwing(log, termIndex.lastTerm(), memberId);
     }
 
     public String roleName()
@@ -165,6 +160,7 @@ public final class ConsensusAgent implements Agent
      */
     public void startFromSnapshot(final long position, final long snapshotTerm)
     {
+        membership.onCommit(position);
         followerLog.startFromSnapshot(position, snapshotTerm);
         commitPosition = Math.max(commitPosition, position);
     }
@@ -239,6 +235,11 @@ public final class ConsensusAgent implements Agent
         {
             work += leader.replicate(term, commitPosition, nowNs);
             commitPosition = leader.commitPosition(term, commitPosition);
+            membership.onCommit(commitPosition);
+            if (!membership.isCommittedVoter(memberId))
+            {
+                becomeFollower(term, -1); // its own removal (or demotion) committed
+            }
             checkQuorum();
             leader.progressTransfer(term, nowNs);
         }
@@ -247,6 +248,7 @@ public final class ConsensusAgent implements Agent
             if (acks.pending())
             {
                 commitPosition = acks.sendAck(leaderId, term, commitPosition);
+                membership.onCommit(commitPosition);
                 work += acks.pending() ? 0 : 1;
             }
             if (leaderConnectionUp && leaderId >= 0 && !transport.isConnected(leaderId))
@@ -260,19 +262,12 @@ public final class ConsensusAgent implements Agent
         }
         membershipExchange.announce(peers, transport);
         work += transport.flush(nowNs);
-        publishMetrics();
-        return work;
-    }
-
-    /**
-     * Gauges for the metrics endpoint: a few release stores per duty cycle, no allocation.
-     */
-    private void publishMetrics()
-    {
+        // Gauges for the metrics endpoint: a few release stores per duty cycle, no allocation.
         metrics.onDutyCycle(Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0, term, leaderId,
             log.appendedPosition(), commitPosition, log.startPosition(), Role.LEADER == role ? leader.maxLag() : 0,
             LogOrder.owesPromisedFrames(log, termIndex.lastTerm()), null == serviceHooks);
         metrics.onLeaderLag(Role.LEADER == role, leader);
+        return work;
     }
 
     /**
@@ -353,20 +348,21 @@ public final class ConsensusAgent implements Agent
      */
     void onMembershipAdopted()
     {
-        membership.apply(peers);
         // Terms of epoch e start at e << 32: the lost zone may have led terms no member here has heard of, and a
         // term led twice (once there, once here) would break log matching. Terms of a newer epoch are above all.
         becomeFollower(Math.max(term, Membership.firstTermOf(membership.epoch())), -1);
-        if (!membership.isMember(memberId))
-        {
-            leaderId = -1;
-        }
     }
 
     /** @return monotonic nanoseconds since a leader last spoke to this member, or -1 if none has. */
     long sinceLeaderNs()
     {
         return lastHeardFromLeaderNs < 0 ? -1 : nowNs - lastHeardFromLeaderNs;
+    }
+
+    /** @return where this member's current term starts in its log. */
+    long termStartPosition()
+    {
+        return termIndex.startOf(term);
     }
 
     /** @return the term of the last entry in this member's log. */
@@ -379,14 +375,13 @@ public final class ConsensusAgent implements Agent
 
     private int standForElection()
     {
-        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
+        if (owes || !LogOrder.mayElect(log, config.joining()))
         {
-            // Lost frames this member may have helped commit: as leader it could overwrite them. It waits for a
-            // leader to send them again (it still votes, as if it held them).
+            // Lost frames this member may have helped commit: as leader it could overwrite them; or joining with an
+            // empty log. It waits for a leader to send log (owing, it still votes, as if it held them).
             electionDeadlineNs = nowNs + randomElectionTimeout();
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} does not stand for election: its log ends at {1} " +
-                "(term {2}) but it promised up to {3} (term {4}) before frames were lost", memberId,
-                log.pendingPosition(), termIndex.lastTerm(), log.promisedPosition(), log.promisedTerm());
+            LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId, owes);
             return 0;
         }
         startPreVote();
@@ -435,9 +430,9 @@ public final class ConsensusAgent implements Agent
         final boolean preVote,
         final boolean transfer)
     {
-        if (!membership.isVoter(memberId) || !membership.isVoter(candidateId))
+        if (!membership.isMember(memberId) || !LogOrder.mayElect(log, config.joining()))
         {
-            return;
+            return; // Whom to ask and whose votes count is the candidate's configuration (Raft §4.1), not this one's.
         }
         // A member that hears a live leader (or is one) ignores candidates: a partitioned member rejoining with
         // a high term cannot depose a healthy leader. A leadership transfer is the one exception.
@@ -636,6 +631,7 @@ public final class ConsensusAgent implements Agent
             return;
         }
         acks.onAccepted(position, leaderCommit, sequence);
+        membershipExchange.onMatched(position, commitPosition, leaderTerm);
     }
 
     /**

@@ -20,6 +20,7 @@ public final class ConsensusConfig
     private final long maxInFlightBytes;
     private final int maxPendingClientAppends;
     private boolean syncStandby;
+    private boolean joining;
 
     /**
      * @param memberId                this member's id.
@@ -164,6 +165,25 @@ public final class ConsensusConfig
     public boolean syncStandby()
     {
         return syncStandby;
+    }
+
+    /**
+     * Joining an existing cluster with an empty data directory (a member wiped and added back): the member neither
+     * stands for election nor votes until a leader has sent it log. Without it a wiped member may use the
+     * configuration file's members as its configuration, and with another wiped one elect a leader beside the
+     * cluster.
+     *
+     * @return this.
+     */
+    public ConsensusConfig joining(final boolean joining)
+    {
+        this.joining = joining;
+        return this;
+    }
+
+    public boolean joining()
+    {
+        return joining;
     }
 
     public int maxPendingClientAppends()

@@ -21,6 +21,9 @@ public interface ElectionStateStore
     /** @return the adopted membership epoch; 0 (with no sets) means the one the configuration file seeds. */
     long configEpoch();
 
+    /** @return membership changes committed within the epoch (MembershipChange entries). */
+    long configVersion();
+
     /** @return bit set of voting member ids in the adopted epoch (0 while on the seed). */
     long voters();
 
@@ -28,7 +31,7 @@ public interface ElectionStateStore
     long learners();
 
     /**
-     * Make a newer membership epoch durable (term and vote are kept); returns only once it is.
+     * Make a newer committed membership durable (term and vote are kept); returns only once it is.
      */
-    void saveMembership(long configEpoch, long voters, long learners);
+    void saveMembership(long configEpoch, long configVersion, long voters, long learners);
 }

@@ -32,6 +32,9 @@ final class FollowerLog
 
     private final int memberId;
     private long divergedAt = -1;
+    private final Membership membership;
+    private final io.lockstep.consensus.log.MembershipChangeDecoder change =
+        new io.lockstep.consensus.log.MembershipChangeDecoder();
     private long framesReceived;
     private long bytesReceived;
     private final RaftLog log;
@@ -39,8 +42,11 @@ final class FollowerLog
     private final LogClock logClock;
     private long truncatedAt = -1;
 
-    FollowerLog(final int memberId, final RaftLog log, final TermIndex termIndex, final LogClock logClock)
+    FollowerLog(
+        final int memberId, final RaftLog log, final TermIndex termIndex, final LogClock logClock,
+        final Membership membership)
     {
+        this.membership = membership;
         this.memberId = memberId;
         this.log = log;
         this.termIndex = termIndex;
@@ -125,6 +131,22 @@ final class FollowerLog
         return !atStart && !joins(position, snapshotTerm);
     }
 
+    /** A membership change in a frame now in the log: from here on it is the configuration. */
+    private void observeChange(final DirectBuffer buffer, final int frameOffset, final int frameType,
+        final long position)
+    {
+        if (io.lockstep.consensus.log.MembershipChangeDecoder.TEMPLATE_ID == frameType &&
+            LogClock.isTimestamped(buffer, frameOffset, frameType))
+        {
+            final int headerOffset = frameOffset + HEADER_LENGTH;
+            change.wrap(buffer, headerOffset + io.lockstep.consensus.log.MessageHeaderDecoder.ENCODED_LENGTH,
+                buffer.getShort(headerOffset, LITTLE_ENDIAN) & 0xFFFF,
+                buffer.getShort(headerOffset + 6, LITTLE_ENDIAN) & 0xFFFF);
+            membership.onLogChange(position, change.configEpoch(), change.configVersion(), change.voters(),
+                change.learners());
+        }
+    }
+
     private static long epochOf(final long term)
     {
         return term >>> 32;
@@ -182,6 +204,7 @@ final class FollowerLog
             framesReceived += padding ? 0 : 1;
             bytesReceived += padding ? 0 : FrameDescriptor.alignedLength(frameLength);
             logClock.observeFrame(buffer, o, frameType);
+            observeChange(buffer, o, frameType, p);
             p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
             o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
         }
@@ -200,6 +223,7 @@ final class FollowerLog
         log.flush();
         log.truncate(position);
         termIndex.truncate(position);
+        membership.onTruncate(position);
         truncatedAt = position;
     }
 
@@ -267,6 +291,7 @@ final class FollowerLog
      */
     void restartAt(final long position, final long snapshotTerm)
     {
+        membership.onTruncate(position);
         log.reset(position, snapshotTerm);
         rebuildTermIndex();
     }
@@ -287,6 +312,7 @@ final class FollowerLog
         {
             termIndex.onFrame(frameTerm, position);
             logClock.observeFrame(buffer, frameOffset, frameType);
+            observeChange(buffer, frameOffset, frameType, position);
         });
     }
 

@@ -74,7 +74,7 @@ final class LeaderReplication
         }
         this.peers = others;
         this.quorumScratch = new long[config.members().size()];
-        membership.apply(peers);
+        membership.peers(peers);
     }
 
     /**
@@ -245,7 +245,11 @@ final class LeaderReplication
     long commitPosition(final long term, final long commitPosition)
     {
         int n = 0;
-        quorumScratch[n++] = log.durablePosition();
+        if (membership.isVoter(memberId))
+        {
+            // A leader whose removal is in the log manages the cluster until it commits, not counting itself.
+            quorumScratch[n++] = log.durablePosition();
+        }
         for (final PeerState peer : peers)
         {
             if (peer.voting)

@@ -24,6 +24,37 @@ final class LogOrder
     }
 
     /**
+     * @return false while a member told to join an existing cluster ({@link ConsensusConfig#joining}) has an empty
+     * log: it may neither stand for election nor vote until a leader has sent it log.
+     */
+    static boolean mayElect(final RaftLog log, final boolean joining)
+    {
+        return !joining || log.pendingPosition() > 0;
+    }
+
+    static void warnIfOwing(final RaftLog log, final long lastTerm, final int memberId)
+    {
+        if (owesPromisedFrames(log, lastTerm))
+        {
+            System.getLogger(LogOrder.class.getName()).log(System.Logger.Level.WARNING, "member {0} lost frames it " +
+                "may have acknowledged: log ends at {1}, promised {2}; it votes as if it held them and stands for " +
+                "election only once a leader has sent them again", memberId, log.pendingPosition(),
+                log.promisedPosition());
+        }
+    }
+
+    static void warnNotStanding(final RaftLog log, final long lastTerm, final int memberId, final boolean owes)
+    {
+        if (!owes)
+        {
+            return; // joining with an empty log: it waits for a leader's log, quietly
+        }
+        System.getLogger(LogOrder.class.getName()).log(System.Logger.Level.WARNING, "member {0} does not stand for " +
+            "election: its log ends at {1} (term {2}) but it promised up to {3} (term {4}) before frames were lost",
+            memberId, log.pendingPosition(), lastTerm, log.promisedPosition(), log.promisedTerm());
+    }
+
+    /**
      * @return true if the log no longer covers its promise: the member owes frames it may have acknowledged, and
      * may not stand for election until it has them (or a log ahead of them) from a leader.
      */

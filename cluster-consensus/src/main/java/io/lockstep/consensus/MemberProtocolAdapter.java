@@ -51,6 +51,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
 
     private final io.lockstep.consensus.codecs.ConfigurationNoticeDecoder configurationNotice =
         new io.lockstep.consensus.codecs.ConfigurationNoticeDecoder();
+    private final io.lockstep.consensus.codecs.MembershipChangeRequestDecoder changeRequest =
+        new io.lockstep.consensus.codecs.MembershipChangeRequestDecoder();
     private final io.lockstep.consensus.codecs.PromoteRequestDecoder promoteRequest =
         new io.lockstep.consensus.codecs.PromoteRequestDecoder();
 
@@ -204,6 +206,9 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     {
                         break;
                     }
+                    // The leader's committed configuration: what the snapshot's purged log no longer carries.
+                    agent.membership().onSnapshotConfiguration(installSnapshot.configEpoch(),
+                        installSnapshot.configVersion(), installSnapshot.voters(), installSnapshot.learners());
                     final long term = installSnapshot.term();
                     final int leaderId = installSnapshot.leaderId();
                     final long snapshotPosition = installSnapshot.snapshotPosition();
@@ -242,9 +247,16 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     configurationNotice.wrap(buffer, body, blockLength, version);
-                    agent.membershipExchange().onNotice(from, configurationNotice.configEpoch(), configurationNotice.voters(),
+                    agent.membershipExchange().onNotice(from, configurationNotice.configEpoch(),
+                        configurationNotice.configVersion(), configurationNotice.voters(),
                         configurationNotice.learners());
                 }
+                break;
+
+            case io.lockstep.consensus.codecs.MembershipChangeRequestDecoder.TEMPLATE_ID:
+                changeRequest.wrap(buffer, body, blockLength, version);
+                agent.admin().onMembershipChange(from, changeRequest.correlationId(), changeRequest.action(),
+                    changeRequest.memberId());
                 break;
 
             case io.lockstep.consensus.codecs.PromoteRequestDecoder.TEMPLATE_ID:

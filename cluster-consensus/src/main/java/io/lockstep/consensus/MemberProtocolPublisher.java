@@ -246,7 +246,9 @@ final class MemberProtocolPublisher
             .snapshotTerm(snapshotTerm)
             .chunkOffset(offset)
             .totalLength(totalLength)
-            .configEpoch(membership.epoch())
+            .configEpoch(membership.epoch());
+        membership.committedTo(installSnapshot);
+        installSnapshot
             .putChunk(chunk, chunkOffset, chunkLength);
         return send(to, installSnapshot.encodedLength());
     }
@@ -276,7 +278,8 @@ final class MemberProtocolPublisher
             .memberId(memberId)
             .configEpoch(membership.epoch())
             .voters(membership.voters())
-            .learners(membership.learners());
+            .learners(membership.learners())
+            .configVersion(membership.version());
         return send(to, configurationNotice.encodedLength());
     }
 

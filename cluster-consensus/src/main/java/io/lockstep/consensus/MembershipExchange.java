@@ -16,13 +16,20 @@ public final class MembershipExchange
     private final MemberErrors errors;
     private final ElectionStateStore store;
     private String diverged;
+    private long confirmedEpoch;
+    private final RaftLog log;
+    private final boolean joining;
 
     MembershipExchange(
         final ConsensusAgent agent, final Membership membership, final MemberProtocolPublisher publisher,
         final MemberErrors errors,
-        final ElectionStateStore store)
+        final ElectionStateStore store,
+        final RaftLog log,
+        final boolean joining)
     {
         this.store = store;
+        this.log = log;
+        this.joining = joining;
         this.agent = agent;
         this.membership = membership;
         this.publisher = publisher;
@@ -43,7 +50,7 @@ public final class MembershipExchange
         return false;
     }
 
-    void onNotice(final int from, final long epoch, final long voters, final long learners)
+    void onNotice(final int from, final long epoch, final long version, final long voters, final long learners)
     {
         if (epoch < membership.epoch())
         {
@@ -51,7 +58,7 @@ public final class MembershipExchange
         }
         else if (epoch > membership.epoch())
         {
-            adopt(epoch, voters, learners, "member " + from);
+            adopt(epoch, version, voters, learners, "member " + from);
         }
     }
 
@@ -97,7 +104,7 @@ public final class MembershipExchange
         {
             return "member " + agent.memberId() + " is not among the new voters " + Membership.ids(voters);
         }
-        return adopt(epoch, voters, learners, "tool promote");
+        return adopt(epoch, 0, voters, learners, "tool promote");
     }
 
     /**
@@ -105,11 +112,11 @@ public final class MembershipExchange
      *
      * @return null if adopted, else why not.
      */
-    String adopt(final long epoch, final long voters, final long learners, final String source)
+    String adopt(final long epoch, final long version, final long voters, final long learners, final String source)
     {
         try
         {
-            membership.adopt(epoch, voters, learners);
+            membership.adopt(epoch, version, voters, learners);
         }
         catch (final IllegalArgumentException ex)
         {
@@ -145,6 +152,27 @@ public final class MembershipExchange
         }
     }
 
+    /**
+     * A leader's append matched this log up to {@code position}: if that covers the commit position, everything
+     * this member applied is the history of the leader's epoch.
+     */
+    void onMatched(final long position, final long commitPosition, final long leaderTerm)
+    {
+        if (position >= commitPosition)
+        {
+            confirmedEpoch = Math.max(confirmedEpoch, leaderTerm >>> 32);
+        }
+    }
+
+    /**
+     * @return true if a leader of the current membership epoch has confirmed this member's applied history (always
+     * in epoch 0); false for a member of a promoted epoch not yet compared with its leader.
+     */
+    public boolean onCurrentHistory()
+    {
+        return confirmedEpoch >= membership.epoch();
+    }
+
     /** @return true once this member found its committed history is not the promoted cluster's. */
     boolean diverged()
     {
@@ -159,6 +187,10 @@ public final class MembershipExchange
         if (null != diverged)
         {
             return diverged;
+        }
+        if (joining && 0 == log.pendingPosition())
+        {
+            return null; // wiped and joining: not a member until a leader adds it and sends it log
         }
         return Membership.removedReason(agent.memberId(), store);
     }

@@ -9,6 +9,7 @@ public final class MemoryElectionState implements ElectionStateStore
     private long term;
     private int votedFor = NO_VOTE;
     private long configEpoch;
+    private long configVersion;
     private long voters;
     private long learners;
 
@@ -33,6 +34,11 @@ public final class MemoryElectionState implements ElectionStateStore
         return configEpoch;
     }
 
+    public long configVersion()
+    {
+        return configVersion;
+    }
+
     public long voters()
     {
         return voters;
@@ -43,9 +49,11 @@ public final class MemoryElectionState implements ElectionStateStore
         return learners;
     }
 
-    public void saveMembership(final long configEpoch, final long voters, final long learners)
+    public void saveMembership(final long configEpoch, final long configVersion, final long voters,
+        final long learners)
     {
         this.configEpoch = configEpoch;
+        this.configVersion = configVersion;
         this.voters = voters;
         this.learners = learners;
     }

@@ -41,6 +41,10 @@ import java.util.Properties;
  * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
  *                             across the loss of the primary zone, for one cross-zone round trip per commit; the
  *                             same on every voting member (default false)
+ * lockstep.join               true for a member whose data directory was wiped and that is being added back to a
+ *                             running cluster (tool add-member): it neither stands for election nor votes until a
+ *                             leader has sent it log, and does not count itself removed before it is added
+ *                             (default false: a fresh cluster's members elect their first leader)
  * lockstep.listen.address     the address this member listens on, when it is not the one peers dial (in a
  *                             container: 0.0.0.0, while peers dial its name); default: its address in members
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
@@ -65,7 +69,8 @@ public record NodeConfig(
     int metricsPort,
     SecuritySettings security,
     String listenAddress,
-    boolean standbySync)
+    boolean standbySync,
+    boolean join)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -81,6 +86,7 @@ public record NodeConfig(
     public static final String METRICS_PORT = "lockstep.metrics.port";
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
+    public static final String JOIN = "lockstep.join";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -210,7 +216,17 @@ public record NodeConfig(
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
-            standbySync(source, p, members));
+            standbySync(source, p, members), bool(source, p, JOIN));
+    }
+
+    private static boolean bool(final String source, final Properties p, final String key) throws ConfigException
+    {
+        final String value = p.getProperty(key, "false").trim();
+        if (!"true".equals(value) && !"false".equals(value))
+        {
+            throw new ConfigException(source + ": " + key + " must be true or false, not '" + value + "'");
+        }
+        return "true".equals(value);
     }
 
     private static boolean standbySync(final String source, final Properties p, final List<Member> members)

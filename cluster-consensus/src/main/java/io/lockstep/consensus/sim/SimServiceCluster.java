@@ -43,6 +43,9 @@ public final class SimServiceCluster
     private boolean promoted;
 
     private boolean zoneLossPlanned;
+    private boolean noDiskDamage;
+    /** Members wiped and added back: they join the existing cluster (see ConsensusConfig#joining). */
+    private final boolean[] joining = new boolean[ConsensusConfig.MAX_MEMBERS];
     private final boolean syncStandby;
     private final SimLog[] logs;
     private final MemoryElectionState[] states;
@@ -50,6 +53,7 @@ public final class SimServiceCluster
     private final SimSnapshotStorage[] storages;
     private final SimWallClock[] wallClocks;
     private final Long2LongHashMap hashAtPosition = new Long2LongHashMap(Long.MIN_VALUE);
+    private final Long2LongHashMap leaderOfTerm = new Long2LongHashMap(Long.MIN_VALUE);
     private final Supplier<ClusteredService> services;
     private final boolean snapshots;
     private final int keep;
@@ -219,7 +223,7 @@ public final class SimServiceCluster
     {
         network.setUp(i, true);
         final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS,
-            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby);
+            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby).joining(joining[i]);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
             states[i], new Random(random.nextLong()));
@@ -251,7 +255,7 @@ public final class SimServiceCluster
         }
         // With a zone loss planned the standbys are the only copies left, so they are spared this fault (it is a
         // second failure beyond the zone's loss, which no replication scheme survives).
-        final boolean spared = zoneLossPlanned && i >= MEMBERS;
+        final boolean spared = noDiskDamage || (zoneLossPlanned && i >= MEMBERS);
         logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes && !spared);
         storages[i] = storages[i].afterCrash();
         if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
@@ -274,6 +278,16 @@ public final class SimServiceCluster
                 start(i);
             }
         }
+    }
+
+    /**
+     * From now on no crash loses durable frames (the other faults stay). For membership changes: a member that lost
+     * frames it acknowledged waits for a leader to send them again, and when the newest entries sit only on
+     * non-voting members no voter can be that leader: a liveness limit of the rule, not a safety one.
+     */
+    public void noDiskDamage()
+    {
+        noDiskDamage = true;
     }
 
     /**
@@ -343,13 +357,14 @@ public final class SimServiceCluster
 
     /**
      * After a promotion the old zone's members, and a standby that was away and applied more of the old history than
-     * the promoted cluster holds, hold another history: only members that follow a leader of the promoted epoch, and
-     * have not found their history diverged, are compared.
+     * the promoted cluster holds, hold another history: only the promoted leader and members whose applied history
+     * a leader of the promoted epoch has confirmed are compared.
      */
     private boolean onPromotedHistory(final int i)
     {
         final ConsensusAgent a = running[i].consensus();
-        return i >= MEMBERS && null == a.membershipExchange().removedReason() && a.leaderId() >= 0 && (a.term() >>> 32) > 0;
+        return i >= MEMBERS && null == a.membershipExchange().removedReason() &&
+            (io.lockstep.consensus.codecs.Role.LEADER == a.role() || a.membershipExchange().onCurrentHistory());
     }
 
     /**
@@ -368,29 +383,34 @@ public final class SimServiceCluster
         }
     }
 
-    /**
-     * What an operator does with a member that stopped because its history parted from the promoted cluster's: wipe
-     * its data (log, term, vote, snapshots) and start it again; it rejoins as a standby of the seed configuration,
-     * learns the promoted membership from the first member it reaches, and is sent the leader's snapshot.
-     *
-     * @return the members wiped.
-     */
-    public int wipeDiverged()
+    /** @return the membership of a member that leads now, or null if none does. */
+    public io.lockstep.consensus.Membership leaderMembership()
     {
-        int wiped = 0;
-        for (int i = MEMBERS; i < size; i++)
+        for (int i = 0; i < size; i++)
         {
-            if (null != running[i] && null != running[i].consensus().membershipExchange().removedReason())
+            if (null != running[i] && io.lockstep.consensus.codecs.Role.LEADER == running[i].consensus().role())
             {
-                running[i] = null;
-                logs[i] = new SimLog(64 * 1024);
-                states[i] = new MemoryElectionState();
-                storages[i] = new SimSnapshotStorage(random);
-                start(i);
-                wiped++;
+                return running[i].consensus().membership();
             }
         }
-        return wiped;
+        return null;
+    }
+
+    /**
+     * What an operator does before adding back a member that was removed: wipe its data (log, term, vote,
+     * snapshots) and start it again.
+     */
+    public void wipe(final int i)
+    {
+        running[i] = null;
+        logs[i] = new SimLog(64 * 1024);
+        states[i] = new MemoryElectionState();
+        storages[i] = new SimSnapshotStorage(random);
+        joining[i] = true;
+        if (!gone[i])
+        {
+            start(i);
+        }
     }
 
     /** @return true if member i takes no part in the current configuration (removed by a promotion). */
@@ -418,6 +438,7 @@ public final class SimServiceCluster
             {
                 storages[i].tick();
                 running[i].doWork();
+                checkOneLeaderPerTerm(i);
                 if (!promoted || onPromotedHistory(i))
                 {
                     checkSameStateAtSamePosition(i);
@@ -468,6 +489,25 @@ public final class SimServiceCluster
         }
     }
 
+    /** Election safety: at most one leader per term, whatever the membership changes did. */
+    private void checkOneLeaderPerTerm(final int i)
+    {
+        final ConsensusAgent a = running[i].consensus();
+        if (io.lockstep.consensus.codecs.Role.LEADER == a.role())
+        {
+            final long seen = leaderOfTerm.get(a.term());
+            if (Long.MIN_VALUE == seen)
+            {
+                leaderOfTerm.put(a.term(), i);
+            }
+            else if (seen != i)
+            {
+                throw new AssertionError("seed " + seed + ": members " + seen + " and " + i + " both led term " +
+                    a.term() + describe());
+            }
+        }
+    }
+
     private void checkSameStateAtSamePosition(final int i)
     {
         final long position = running[i].container().appliedPosition();
@@ -491,10 +531,12 @@ public final class SimServiceCluster
     public boolean membersAgree()
     {
         long position = -1;
+        final io.lockstep.consensus.Membership current = leaderMembership();
         for (int i = 0; i < size; i++)
         {
-            if (gone[i] || removed(i))
+            if (gone[i] || removed(i) || (null != current && !current.isMember(i)))
             {
+                // Lost, stopped, or no longer in the leader's configuration: nothing to catch up with.
                 continue;
             }
             if (null == running[i])
@@ -531,7 +573,9 @@ public final class SimServiceCluster
                 .append(" applied=").append(running[i].container().appliedPosition())
                 .append(" snapshot=").append(storages[i].durablePosition())
                 .append(" installs=").append(storages[i].installsCompleted)
-                .append(null == a.membershipExchange().removedReason() ? "" : " stopped: " + a.membershipExchange().removedReason());
+                .append(" membership ").append(a.membership().describe())
+                .append(null == a.membershipExchange().removedReason() ? "" :
+                    " stopped: " + a.membershipExchange().removedReason());
         }
         return sb.toString();
     }

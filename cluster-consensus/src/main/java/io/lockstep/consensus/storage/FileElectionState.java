@@ -32,6 +32,7 @@ public final class FileElectionState implements ElectionStateStore
     private long term;
     private int votedFor = NO_VOTE;
     private long configEpoch;
+    private long configVersion;
     private long voters;
     private long learners;
 
@@ -61,6 +62,7 @@ public final class FileElectionState implements ElectionStateStore
             if (LENGTH == length)
             {
                 configEpoch = decoder.configEpoch();
+                configVersion = decoder.configVersion();
                 voters = decoder.voters();
                 learners = decoder.learners();
             }
@@ -82,6 +84,11 @@ public final class FileElectionState implements ElectionStateStore
         return configEpoch;
     }
 
+    public long configVersion()
+    {
+        return configVersion;
+    }
+
     public long voters()
     {
         return voters;
@@ -94,16 +101,18 @@ public final class FileElectionState implements ElectionStateStore
 
     public void save(final long term, final int votedFor)
     {
-        write(term, votedFor, configEpoch, voters, learners);
+        write(term, votedFor, configEpoch, configVersion, voters, learners);
     }
 
-    public void saveMembership(final long configEpoch, final long voters, final long learners)
+    public void saveMembership(final long configEpoch, final long configVersion, final long voters,
+        final long learners)
     {
-        write(term, votedFor, configEpoch, voters, learners);
+        write(term, votedFor, configEpoch, configVersion, voters, learners);
     }
 
     private void write(
-        final long term, final int votedFor, final long configEpoch, final long voters, final long learners)
+        final long term, final int votedFor, final long configEpoch, final long configVersion, final long voters,
+        final long learners)
     {
         final byte[] bytes = new byte[LENGTH + Integer.BYTES];
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
@@ -112,12 +121,14 @@ public final class FileElectionState implements ElectionStateStore
             .votedFor(votedFor)
             .configEpoch(configEpoch)
             .voters(voters)
-            .learners(learners);
+            .learners(learners)
+            .configVersion(configVersion);
         buffer.putInt(LENGTH, checksum(bytes, LENGTH), ByteOrder.LITTLE_ENDIAN);
         AtomicFile.write(file, ByteBuffer.wrap(bytes));
         this.term = term;
         this.votedFor = votedFor;
         this.configEpoch = configEpoch;
+        this.configVersion = configVersion;
         this.voters = voters;
         this.learners = learners;
     }

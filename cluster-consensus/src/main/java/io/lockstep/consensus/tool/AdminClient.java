@@ -420,7 +420,26 @@ public final class AdminClient implements AutoCloseable
         };
     }
 
+    /**
+     * Ask the leader for one membership change (see {@code MembershipChangeRequest}).
+     *
+     * @return the change's log position once committed, or -1 if refused (the reason is in the leader's errors) or
+     * not done in time.
+     */
+    public long changeMembership(
+        final io.lockstep.consensus.codecs.MembershipAction action, final int memberId, final long timeoutMs)
+    {
+        return askLeader(timeoutMs, () -> new io.lockstep.consensus.codecs.MembershipChangeRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).action(action)
+            .memberId(memberId).encodedLength());
+    }
+
     private long askLeader(final long timeoutMs, final Ask ask)
+    {
+        return askLeader(timeoutMs, () -> encode(ask));
+    }
+
+    private long askLeader(final long timeoutMs, final java.util.function.IntSupplier encode)
     {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline)
@@ -435,7 +454,7 @@ public final class AdminClient implements AutoCloseable
                 pollOnce();
             }
             target = leader;
-            final int length = encode(ask);
+            final int length = encode.getAsInt();
             awaited = correlationId;
             awaitedStatus = null;
             if (!transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))

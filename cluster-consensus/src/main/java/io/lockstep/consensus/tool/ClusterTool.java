@@ -30,6 +30,9 @@ import java.util.Map;
  *             snapshot_position=N once a snapshot at or after it is durable on the leader
  *   promote   --config FILE [--force]             after the loss of the primary zone: the standbys become the
  *             voting cluster (see Promotion for the steps and the lines it prints)
+ *   add-member|remove-member|promote-member --config FILE --id N
+ *             one membership change, committed as a log entry: add a member listed in lockstep.members as a
+ *             non-voting member, remove a member, or make a caught-up non-voting member a voter
  * </pre>
  * Members at the same applied_position must show the same state_hash (services that implement
  * {@code ClusteredService#stateHash}); that is how an operator checks replicas against each other.
@@ -61,7 +64,7 @@ public final class ClusterTool
         if (args.length < 3 || !"--config".equals(args[1]))
         {
             err.println("usage: lockstep tool status|append|step-down|snapshot|suspend|resume|shutdown|errors|backup|" +
-                "promote " +
+                "promote|add-member|remove-member|promote-member " +
                 "--config FILE [options]\n" +
                 "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
@@ -156,6 +159,11 @@ public final class ClusterTool
                 return shutdown(client, members.size(), option(args, "--timeout-ms", 60_000), out, err);
             case "errors":
                 return errors(client, members, out);
+            case "add-member":
+            case "remove-member":
+            case "promote-member":
+                return changeMembership(client, args[0], option(args, "--id", -1), option(args, "--timeout-ms", 30_000),
+                    out, err);
             case "suspend":
             case "resume":
                 return suspend(client, "suspend".equals(args[0]), option(args, "--timeout-ms", 10_000), out, err);
@@ -393,6 +401,32 @@ public final class ClusterTool
             err.println("lockstep tool replay: " + ex.getMessage());
             return 1;
         }
+    }
+
+    /**
+     * {@code add-member|remove-member|promote-member --config FILE --id N}: one membership change through the
+     * leader, printed once committed: {@code membership: <command> member=<id> position=<n>}.
+     */
+    private static int changeMembership(
+        final AdminClient client, final String command, final int id, final int timeoutMs, final PrintStream out,
+        final PrintStream err)
+    {
+        final io.lockstep.consensus.codecs.MembershipAction action = switch (command)
+        {
+            case "add-member" -> io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER;
+            case "promote-member" -> io.lockstep.consensus.codecs.MembershipAction.PROMOTE;
+            default -> io.lockstep.consensus.codecs.MembershipAction.REMOVE;
+        };
+        final long position = client.changeMembership(action, id, timeoutMs);
+        if (position < 0)
+        {
+            err.println("lockstep tool: " + command + " " + id + " was refused or not committed within " + timeoutMs +
+                " ms; the leader says why in `lockstep tool errors` (one change at a time; a member is promoted only " +
+                "once it has caught up; only members listed in lockstep.members can be added)");
+            return 1;
+        }
+        out.println("membership: " + command + " member=" + id + " position=" + position);
+        return 0;
     }
 
     private static int option(final String[] args, final String name, final int fallback)

@@ -218,8 +218,9 @@ class ZoneLossSimulationTest
     private static long runOne(final long seed, final boolean sync)
     {
         final int standbys = 1 + (int)(seed / 2 % 3);
-        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS, SequenceService::new, seed % 3 == 0,
-            8 * 1024, standbys, sync);
+        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS + 1, SequenceService::new,
+            seed % 3 == 0, 8 * 1024, standbys, sync);
+        final SimTool tool = new SimTool(cluster, CLIENTS);
         cluster.planZoneLoss();
         final Sender[] senders = new Sender[CLIENTS];
         for (int c = 0; c < CLIENTS; c++)
@@ -245,11 +246,12 @@ class ZoneLossSimulationTest
         {
             assertTrue(++s < 60_000, "seed " + seed + ": the promoted cluster did not serve" + cluster.describe() +
                 describe(senders));
-            if (s % 1000 == 0)
+            tool.poll();
+            if (s % 500 == 0)
             {
                 // A standby that applied more of the lost history than the promoted leader holds stops; the
-                // operator wipes it and it rejoins from the leader's snapshot.
-                wiped += cluster.wipeDiverged();
+                // operator removes it, wipes it, adds it back and promotes it once it has caught up (README).
+                wiped += restoreDiverged(cluster, tool);
             }
             step(cluster, senders, false, s < 3000);
         }
@@ -316,7 +318,43 @@ class ZoneLossSimulationTest
         }
     }
 
-    private static String describe(final Sender[] senders)
+    /**
+     * One step of the README's procedure for a stopped (diverged) standby: remove it, wipe it and add it back, then
+     * promote it; one change at a time, so each call asks for the next.
+     *
+     * @return members wiped.
+     */
+    private static int restoreDiverged(final SimServiceCluster cluster, final SimTool tool)
+    {
+        final int leader = tool.leader();
+        if (leader < 0)
+        {
+            return 0;
+        }
+        final io.lockstep.consensus.Membership m = cluster.member(leader).consensus().membership();
+        for (int i = SimServiceCluster.MEMBERS; i < cluster.memberIds().length; i++)
+        {
+            if (m.isMember(i) && cluster.removed(i))
+            {
+                tool.ask(io.lockstep.consensus.codecs.MembershipAction.REMOVE, i);
+                return 0;
+            }
+            if (!m.isMember(i))
+            {
+                cluster.wipe(i);
+                tool.ask(io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER, i);
+                return 1;
+            }
+            if (m.isLearner(i))
+            {
+                tool.ask(io.lockstep.consensus.codecs.MembershipAction.PROMOTE, i);
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    static String describe(final Sender[] senders)
     {
         final StringBuilder sb = new StringBuilder();
         for (final Sender sender : senders)
@@ -329,7 +367,7 @@ class ZoneLossSimulationTest
         return sb.toString();
     }
 
-    private static boolean idleAll(final Sender[] senders)
+    static boolean idleAll(final Sender[] senders)
     {
         for (final Sender sender : senders)
         {
