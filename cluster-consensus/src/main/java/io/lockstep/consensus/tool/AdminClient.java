@@ -193,26 +193,40 @@ public final class AdminClient implements AutoCloseable
         final int memberId, final boolean log, final long snapshotPosition, final long from, final long limit,
         final long timeoutMs)
     {
+        piece = null;
+        askOne(memberId, timeoutMs, () -> new BackupRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .correlationId(++correlationId)
+            .log(log ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .snapshotPosition(snapshotPosition).from(from).limitPosition(limit).encodedLength(), () -> null != piece);
+        return piece;
+    }
+
+    /**
+     * Send one request to one member once it is connected, and poll until it is answered, the connection drops or
+     * the time is up.
+     *
+     * @param encode   writes the request (with a new correlation id) after the header; returns its body length.
+     * @param answered true once the answer has arrived.
+     */
+    private void askOne(
+        final int memberId, final long timeoutMs, final java.util.function.IntSupplier encode,
+        final java.util.function.BooleanSupplier answered)
+    {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline && !transport.isConnected(memberId))
         {
             pollOnce();
         }
-        final BackupRequestEncoder request = new BackupRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
-            .correlationId(++correlationId)
-            .log(log ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
-            .snapshotPosition(snapshotPosition).from(from).limitPosition(limit);
+        final int length = encode.getAsInt();
         awaited = correlationId;
-        piece = null;
-        if (!transport.send(memberId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength()))
+        if (!transport.send(memberId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
         {
-            return null;
+            return;
         }
-        while (System.nanoTime() < deadline && null == piece && transport.isConnected(memberId))
+        while (System.nanoTime() < deadline && !answered.getAsBoolean() && transport.isConnected(memberId))
         {
             pollOnce();
         }
-        return piece;
     }
 
     /**
@@ -224,25 +238,11 @@ public final class AdminClient implements AutoCloseable
         final int memberId, final boolean check, final long epoch, final long voters, final long learners,
         final long timeoutMs)
     {
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (System.nanoTime() < deadline && !transport.isConnected(memberId))
-        {
-            pollOnce();
-        }
-        final PromoteRequestEncoder request = new PromoteRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
+        promoteAnswer = null;
+        askOne(memberId, timeoutMs, () -> new PromoteRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
             .correlationId(++correlationId)
             .check(check ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
-            .configEpoch(epoch).voters(voters).learners(learners);
-        awaited = correlationId;
-        promoteAnswer = null;
-        if (!transport.send(memberId, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + request.encodedLength()))
-        {
-            return null;
-        }
-        while (System.nanoTime() < deadline && null == promoteAnswer && transport.isConnected(memberId))
-        {
-            pollOnce();
-        }
+            .configEpoch(epoch).voters(voters).learners(learners).encodedLength(), () -> null != promoteAnswer);
         return promoteAnswer;
     }
 

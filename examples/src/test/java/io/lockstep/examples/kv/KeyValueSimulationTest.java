@@ -230,24 +230,7 @@ class KeyValueSimulationTest
         cluster.loseZone();
         cluster.healAndStartAll();
         cluster.promoteStandbys();
-        for (int s = 0; s < 2000; s++)
-        {
-            step(cluster, clients, false, true);
-        }
-        int s = 0;
-        while (!(cluster.membersAgree() && idle(clients)))
-        {
-            assertTrue(++s < 60_000, "seed " + seed + ": did not settle after the promotion" + cluster.describe());
-            step(cluster, clients, false, false);
-        }
-        for (final Client client : clients)
-        {
-            assertEquals(0, client.duplicatesSeen, "seed " + seed + ": an operation was applied twice");
-        }
-        final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
-        assertTrue(result.linearizable(), "seed " + seed + ": history of key " + result.badKey() +
-            " is not linearizable across the promotion: " + result.detail());
-        return history.size();
+        return settleAndCheck(seed, cluster, clients, history, " after the promotion");
     }
 
     private static int runOne(final long seed, final boolean snapshots)
@@ -271,6 +254,19 @@ class KeyValueSimulationTest
             step(cluster, clients, true, true);
         }
         cluster.healAndStartAll();
+        return settleAndCheck(seed, cluster, clients, history, "");
+    }
+
+    /**
+     * Clients carry on without faults, then finish what they started; every member agrees, no operation was applied
+     * twice and every key's history is linearizable.
+     *
+     * @return operations in the history.
+     */
+    private static int settleAndCheck(
+        final long seed, final SimServiceCluster cluster, final Client[] clients,
+        final List<HistoryOperation> history, final String when)
+    {
         for (int s = 0; s < 2000; s++)
         {
             step(cluster, clients, false, true);
@@ -278,7 +274,7 @@ class KeyValueSimulationTest
         int s = 0;
         while (!(cluster.membersAgree() && idle(clients)))
         {
-            assertTrue(++s < 60_000, "seed " + seed + ": did not settle" + cluster.describe());
+            assertTrue(++s < 60_000, "seed " + seed + ": did not settle" + when + cluster.describe());
             step(cluster, clients, false, false);
         }
         for (final Client client : clients)
@@ -287,7 +283,7 @@ class KeyValueSimulationTest
         }
         final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
         assertTrue(result.linearizable(), "seed " + seed + ": history of key " + result.badKey() +
-            " is not linearizable: " + result.detail());
+            " is not linearizable" + when + ": " + result.detail());
         return history.size();
     }
 
