@@ -216,13 +216,25 @@ final class MemberProtocolPublisher
             .snapshotPosition(snapshotPosition)
             .appliedPosition(appliedPosition)
             .stateHash(stateHash)
-            .configEpoch(membership.epoch());
+            .configEpoch(membership.epoch())
+            .configVersion(membership.version())
+            .voters(membership.voters())
+            .learners(membership.learners());
         final PeerState[] peers = null == leading ? NO_PEERS : leading.peers();
-        final StatusResponseEncoder.PeersEncoder group = statusResponse.peersCount(peers.length);
+        int members = 0;
         for (final PeerState peer : peers)
         {
-            group.next().memberId(peer.id).voting(bool(peer.voting)).matchPosition(peer.matchPosition)
-                .lagBytes(leading.lagBytes(peer)).lagNs(leading.lagNs(peer));
+            members += peer.voting || peer.learner ? 1 : 0;
+        }
+        // Members of the configuration only: a removed one is sent nothing and has no lag to show.
+        final StatusResponseEncoder.PeersEncoder group = statusResponse.peersCount(members);
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting || peer.learner)
+            {
+                group.next().memberId(peer.id).voting(bool(peer.voting)).matchPosition(peer.matchPosition)
+                    .lagBytes(leading.lagBytes(peer)).lagNs(leading.lagNs(peer));
+            }
         }
         return send(to, statusResponse.encodedLength());
     }

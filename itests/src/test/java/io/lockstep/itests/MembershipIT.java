@@ -60,6 +60,10 @@ class MembershipIT
                 final JavaProcess.Result removed = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool",
                     "remove-member", "--config", cluster.config(0).toString(), "--id", "2");
                 assertEquals(0, removed.exitCode(), removed.output());
+                final JavaProcess.Result status = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status",
+                    "--config", cluster.config(0).toString());
+                assertTrue(status.output().contains("voters=0,1,3 learners=none"), "the configuration, as the " +
+                    "leader sees it:\n" + status.output());
                 load.runFor(1000);
                 load.finishAndCheck(20_000, "after the replacement");
 

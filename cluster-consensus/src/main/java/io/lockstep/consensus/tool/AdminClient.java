@@ -52,7 +52,11 @@ public final class AdminClient implements AutoCloseable
         long snapshotPosition,
         long appliedPosition,
         long stateHash,
-        List<PeerLag> peers)
+        List<PeerLag> peers,
+        long configEpoch,
+        long configVersion,
+        long voters,
+        long learners)
     {
     }
 
@@ -606,7 +610,8 @@ public final class AdminClient implements AutoCloseable
             final Status partial = new Status(memberId, statusDecoder.role(), statusDecoder.term(),
                 statusDecoder.leaderId(), statusDecoder.logPosition(), statusDecoder.commitPosition(),
                 statusDecoder.logStartPosition(), statusDecoder.snapshotPosition(), statusDecoder.appliedPosition(),
-                statusDecoder.stateHash(), new ArrayList<>());
+                statusDecoder.stateHash(), new ArrayList<>(), Math.max(0, statusDecoder.configEpoch()),
+                Math.max(0, statusDecoder.configVersion()), statusDecoder.voters(), statusDecoder.learners());
             for (final StatusResponseDecoder.PeersDecoder peer : statusDecoder.peers())
             {
                 partial.peers().add(new PeerLag(peer.memberId(),

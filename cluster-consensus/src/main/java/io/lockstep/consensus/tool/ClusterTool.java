@@ -1,6 +1,7 @@
 package io.lockstep.consensus.tool;
 
 import io.lockstep.consensus.MemberErrors;
+import io.lockstep.consensus.Membership;
 import java.time.Instant;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
@@ -192,9 +193,16 @@ public final class ClusterTool
                 s.role().name().toLowerCase(Locale.ROOT), s.term(), s.logPosition(), s.commitPosition(),
                 s.logStartPosition(), s.snapshotPosition(), s.appliedPosition(), s.stateHash());
         }
-        // Standbys, as their leader sees them: their own line, so scripts reading member= lines are unaffected.
+        // The configuration and the standbys, as their leader sees them: their own lines, so scripts reading
+        // member= lines are unaffected.
         for (final AdminClient.Status s : statuses.values())
         {
+            if (Role.LEADER == s.role())
+            {
+                out.printf(Locale.ROOT, "membership leader=%d epoch=%d version=%d voters=%s learners=%s%n",
+                    s.memberId(), s.configEpoch(), s.configVersion(), Membership.ids(s.voters()),
+                    Membership.ids(s.learners()));
+            }
             for (final AdminClient.PeerLag peer : s.peers())
             {
                 if (!peer.voting())
