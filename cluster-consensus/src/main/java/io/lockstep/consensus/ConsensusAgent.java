@@ -116,7 +116,7 @@ public final class ConsensusAgent implements Agent
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership);
         this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
             electionState, log, config.joining());
-        this.adapter = new MemberProtocolAdapter(this, transport);
+        this.adapter = new MemberProtocolAdapter(this, transport, config.relay());
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 

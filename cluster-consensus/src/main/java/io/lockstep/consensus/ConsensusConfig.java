@@ -21,6 +21,7 @@ public final class ConsensusConfig
     private final int maxPendingClientAppends;
     private boolean syncStandby;
     private boolean joining;
+    private int relay = -1;
 
     /**
      * @param memberId                this member's id.
@@ -184,6 +185,30 @@ public final class ConsensusConfig
     public boolean joining()
     {
         return joining;
+    }
+
+    /**
+     * One standby feeds the others: the leader sends the log across the zone link to this standby only, which
+     * forwards each append, as received, to the other standbys in its zone; they acknowledge to the leader directly
+     * (small messages). A standby that falls behind the forwarded stream (restarted, cut off) is caught up by the
+     * leader directly until it follows again. The same on every member.
+     *
+     * @param standbyId a non-voting member's id, or -1 for none (each standby its own stream).
+     * @return this.
+     */
+    public ConsensusConfig relay(final int standbyId)
+    {
+        if (standbyId >= 0 && (null == member(standbyId) || member(standbyId).voting()))
+        {
+            throw new IllegalArgumentException("the relay must be a standby (a /nonvoting member), not " + standbyId);
+        }
+        this.relay = standbyId;
+        return this;
+    }
+
+    public int relay()
+    {
+        return relay;
     }
 
     public int maxPendingClientAppends()

@@ -113,7 +113,13 @@ final class LeaderReplication
             peer.matchPosition = Math.max(peer.matchPosition, response.durablePosition());
             return;
         }
-        if (response.sequence() < peer.resetSequence)
+        if (isRelayed(peer))
+        {
+            // Its rejections answer the relay's forwarded appends, numbered by the relay's sequence: caught up
+            // directly from here on (see followsRelay).
+            peer.direct = true;
+        }
+        else if (response.sequence() < peer.resetSequence)
         {
             return;
         }
@@ -186,7 +192,7 @@ final class LeaderReplication
         appendTimes.onAppended(end, nowNs);
         for (final PeerState peer : peers)
         {
-            if (!peer.voting && !peer.learner)
+            if ((!peer.voting && !peer.learner) || followsRelay(peer, nowNs))
             {
                 continue;
             }
@@ -219,6 +225,35 @@ final class LeaderReplication
             }
         }
         return work;
+    }
+
+    /**
+     * A standby fed by the relay ({@link ConsensusConfig#relay}) is sent nothing directly while it follows the
+     * forwarded stream: heard from recently, and as far along as the relay less one in-flight window. One that fell
+     * behind, or whose relay is silent, is replicated to directly, from what it last acknowledged.
+     */
+    private boolean followsRelay(final PeerState peer, final long nowNs)
+    {
+        if (!isRelayed(peer))
+        {
+            return false;
+        }
+        final PeerState relay = peer(config.relay());
+        final boolean follows = null != relay && relay.learner && !peer.direct && peer.appendedAck >= 0 &&
+            nowNs - relay.lastHeardNs < config.electionTimeoutNs() &&
+            nowNs - peer.lastHeardNs < config.electionTimeoutNs() &&
+            peer.appendedAck + config.maxInFlightBytes() >= relay.appendedAck;
+        if (!follows)
+        {
+            peer.nextPosition = Math.max(peer.nextPosition, peer.appendedAck);
+            peer.direct = null != relay && peer.appendedAck < relay.appendedAck;
+        }
+        return follows;
+    }
+
+    private boolean isRelayed(final PeerState peer)
+    {
+        return config.relay() >= 0 && peer.learner && peer.id != config.relay();
     }
 
     private void sendBlock(

@@ -24,6 +24,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private static final System.Logger LOGGER = System.getLogger(MemberProtocolAdapter.class.getName());
 
     private final ConsensusAgent agent;
+    /** The standby that feeds the others ({@link ConsensusConfig#relay}), or -1. */
+    private final int relay;
     private final Transport transport;
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final RequestVoteDecoder requestVote = new RequestVoteDecoder();
@@ -56,10 +58,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final io.lockstep.consensus.codecs.PromoteRequestDecoder promoteRequest =
         new io.lockstep.consensus.codecs.PromoteRequestDecoder();
 
-    MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport)
+    MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport, final int relay)
     {
         this.agent = agent;
         this.transport = transport;
+        this.relay = relay;
     }
 
     public void onMessage(final int from, final DirectBuffer buffer, final int offset, final int length)
@@ -92,6 +95,24 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             return;
         }
         dispatch(from, buffer, offset, length);
+    }
+
+    /**
+     * The relay standby passes each append its leader sent it, as received, to the other standbys: one copy of the
+     * stream crosses the zone link. They answer the leader directly.
+     */
+    private void forwardToStandbys(
+        final int from, final int leaderId, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int self = agent.memberId();
+        if (relay != self || from != leaderId || !agent.membership().isLearner(self))
+        {
+            return;
+        }
+        for (long rest = agent.membership().learners() & ~(1L << self); rest != 0; rest &= rest - 1)
+        {
+            transport.send(Long.numberOfTrailingZeros(rest), buffer, offset, length);
+        }
     }
 
     private static String endpointName(final int endpoint)
@@ -176,6 +197,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     }
                     agent.onAppendRequest(term, leaderId, sequence, prevPosition, prevTerm, commitPosition, buffer,
                         bytesOffset, bytesLength);
+                    forwardToStandbys(from, leaderId, buffer, offset, length);
                 }
                 break;
 

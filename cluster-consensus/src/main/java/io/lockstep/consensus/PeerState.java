@@ -12,6 +12,8 @@ final class PeerState
     boolean learner;
     /** This member's membership epoch was sent on the connection that is up (see MembershipExchange#announce). */
     boolean epochAnnounced;
+    /** A standby that fell behind the relay's forwarded stream: sent the log directly until it has caught up. */
+    boolean direct;
     /** Where the next append request starts (requests are pipelined: this runs ahead of acknowledgements). */
     long nextPosition;
     /** Highest position the follower said it appended and matched. */

@@ -69,7 +69,7 @@ public final class ClusterNode implements AutoCloseable
         final ConsensusConfig consensusConfig = new ConsensusConfig(config.memberId(), config.members(),
             config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024)
-            .syncStandby(config.standbySync()).joining(config.join());
+            .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay());
         final FileElectionState electionState = new FileElectionState(config.dataDir());
         final String removed = io.lockstep.consensus.Membership.removedReason(config.memberId(), electionState);
         if (null != removed)

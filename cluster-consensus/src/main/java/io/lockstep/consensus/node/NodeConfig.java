@@ -41,6 +41,9 @@ import java.util.Properties;
  * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
  *                             across the loss of the primary zone, for one cross-zone round trip per commit; the
  *                             same on every voting member (default false)
+ * lockstep.standby.relay      a standby's id: the leader sends the log across the zone link to it only, and it
+ *                             forwards it to the other standbys (one copy per zone link); the same on every member
+ *                             (default: none, each standby its own stream)
  * lockstep.join               true for a member whose data directory was wiped and that is being added back to a
  *                             running cluster (tool add-member): it neither stands for election nor votes until a
  *                             leader has sent it log, and does not count itself removed before it is added
@@ -70,7 +73,8 @@ public record NodeConfig(
     SecuritySettings security,
     String listenAddress,
     boolean standbySync,
-    boolean join)
+    boolean join,
+    int standbyRelay)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -87,6 +91,7 @@ public record NodeConfig(
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
     public static final String JOIN = "lockstep.join";
+    public static final String STANDBY_RELAY = "lockstep.standby.relay";
 
     /** A configuration problem, with a message that names the file, key and value. */
     public static final class ConfigException extends Exception
@@ -216,7 +221,31 @@ public record NodeConfig(
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
-            standbySync(source, p, members), bool(source, p, JOIN));
+            standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members));
+    }
+
+    private static int standbyRelay(final String source, final Properties p, final List<Member> members)
+        throws ConfigException
+    {
+        final String value = p.getProperty(STANDBY_RELAY, "").trim();
+        if (value.isEmpty())
+        {
+            return -1;
+        }
+        try
+        {
+            final int id = Integer.parseInt(value);
+            if (members.stream().noneMatch(m -> m.id() == id && !m.voting()))
+            {
+                throw new ConfigException(source + ": " + STANDBY_RELAY + "=" + id + " is not a standby (a " +
+                    "/nonvoting member in " + MEMBERS + ")");
+            }
+            return id;
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new ConfigException(source + ": " + STANDBY_RELAY + " must be a member id, not '" + value + "'");
+        }
     }
 
     private static boolean bool(final String source, final Properties p, final String key) throws ConfigException

@@ -45,6 +45,7 @@ final class SimNetwork
     {
         final ArrayDeque<Message> queue = new ArrayDeque<>();
         long lastDeliverAtNs;
+        long bytesSent;
     }
 
     private final Random random;
@@ -229,6 +230,12 @@ final class SimNetwork
         link.queue.clear();
     }
 
+    /** @return bytes sent from one endpoint to another so far (what would cross that link). */
+    public long bytesSent(final int from, final int to)
+    {
+        return link(from, to).bytesSent;
+    }
+
     private Link link(final int from, final int to)
     {
         return links.computeIfAbsent(((long)from << 32) | (to & 0xFFFFFFFFL), k -> new Link());
@@ -296,6 +303,7 @@ final class SimNetwork
             // In order per link, like a TCP stream.
             final long deliverAt = Math.max(nowNs + delay, link.lastDeliverAtNs);
             link.lastDeliverAtNs = deliverAt;
+            link.bytesSent += length;
             final byte[] bytes = new byte[length];
             buffer.getBytes(offset, bytes);
             link.queue.addLast(new Message(deliverAt, bytes));

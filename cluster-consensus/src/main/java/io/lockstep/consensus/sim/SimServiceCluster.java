@@ -44,6 +44,7 @@ public final class SimServiceCluster
 
     private boolean zoneLossPlanned;
     private boolean noDiskDamage;
+    private int relay = -1;
     /** Members wiped and added back: they join the existing cluster (see ConsensusConfig#joining). */
     private final boolean[] joining = new boolean[ConsensusConfig.MAX_MEMBERS];
     private final boolean syncStandby;
@@ -223,7 +224,7 @@ public final class SimServiceCluster
     {
         network.setUp(i, true);
         final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS,
-            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby).joining(joining[i]);
+            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby).joining(joining[i]).relay(relay);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
             states[i], new Random(random.nextLong()));
@@ -277,6 +278,20 @@ public final class SimServiceCluster
             {
                 start(i);
             }
+        }
+    }
+
+    /**
+     * The first standby feeds the others ({@code ConsensusConfig#relay}) on every member from its next start; call
+     * before stepping.
+     */
+    public void relayThroughFirstStandby()
+    {
+        relay = MEMBERS;
+        for (int i = 0; i < size; i++)
+        {
+            crash(i);
+            start(i);
         }
     }
 

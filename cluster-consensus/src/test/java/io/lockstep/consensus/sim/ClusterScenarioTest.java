@@ -195,4 +195,36 @@ class ClusterScenarioTest
         cluster.runUntil(cluster::converged, 20_000, false, "converged with the standby");
         cluster.checkAckedEntriesCommitted(standby);
     }
+
+    @Test
+    void oneStandbyFeedsTheOthersAndOneThatFallsBehindIsCaughtUpDirectly()
+    {
+        // Three voting members and three standbys; standby 3 is the relay.
+        final SimCluster cluster = new SimCluster(18, new boolean[]{ true, true, true, false, false, false },
+            NO_STALL, false, 3);
+        cluster.runUntil(() -> cluster.driver.acked.size() >= 20, 20_000, true, "first appends acknowledged");
+        cluster.runUntil(cluster::converged, 20_000, false, "converged");
+        final int leader = cluster.leader();
+        final long toRelay = cluster.network.bytesSent(leader, 3);
+        final long toFour = cluster.network.bytesSent(leader, 4);
+        final long toFive = cluster.network.bytesSent(leader, 5);
+        final int ackedBefore = cluster.driver.acked.size();
+        cluster.runUntil(() -> cluster.driver.acked.size() >= ackedBefore + 200, 40_000, true, "200 more appends");
+        cluster.runUntil(cluster::converged, 20_000, false, "the standbys hold everything");
+        final long relayed = cluster.network.bytesSent(leader, 3) - toRelay;
+        final long direct = cluster.network.bytesSent(leader, 4) - toFour + cluster.network.bytesSent(leader, 5) - toFive;
+        assertTrue(relayed > 200 * 64, "the relay is sent the log: " + relayed);
+        assertTrue(direct < relayed / 10, "the other standbys are fed by the relay, not the leader: " + direct +
+            " bytes direct against " + relayed + " to the relay");
+
+        // A standby that missed part of the stream is caught up by the leader directly, then follows again.
+        cluster.crash(5);
+        final int ackedWhileDown = cluster.driver.acked.size();
+        cluster.runUntil(() -> cluster.driver.acked.size() >= ackedWhileDown + 100, 40_000, true,
+            "appends while standby 5 is down");
+        cluster.start(5);
+        cluster.runUntil(cluster::converged, 40_000, false, "standby 5 caught up");
+        cluster.checkAckedEntriesCommitted(5);
+        cluster.checkAckedEntriesCommitted(4);
+    }
 }

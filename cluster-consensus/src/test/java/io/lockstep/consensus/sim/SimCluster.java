@@ -71,6 +71,7 @@ final class SimCluster
     int crashes;
     int elections;
     private final boolean syncStandby;
+    private final int relay;
 
     /**
      * @param voting one flag per member: false makes it non-voting.
@@ -85,6 +86,16 @@ final class SimCluster
      */
     SimCluster(final long seed, final boolean[] voting, final long maxStallNs, final boolean syncStandby)
     {
+        this(seed, voting, maxStallNs, syncStandby, -1);
+    }
+
+    /**
+     * @param relay the standby that feeds the others (see ConsensusConfig#relay), or -1.
+     */
+    SimCluster(final long seed, final boolean[] voting, final long maxStallNs, final boolean syncStandby,
+        final int relay)
+    {
+        this.relay = relay;
         this.syncStandby = syncStandby;
         this.seed = seed;
         this.random = new Random(seed);
@@ -127,7 +138,7 @@ final class SimCluster
     void start(final int i)
     {
         final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS, HEARTBEAT_NS, 16 * 1024,
-            64 * 1024, 1024).syncStandby(syncStandby);
+            64 * 1024, 1024).syncStandby(syncStandby).relay(relay);
         network.setUp(i, true);
         agents[i] = new ConsensusAgent(config, () -> nowNs, wallClocks[i], network.transportFor(i), logs[i],
             electionStates[i],
