@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * messages at each rate from this process, and the leader's view of the standby's lag sampled every 50 ms
  * ({@code tool status}'s {@code standby=} numbers). The leader's view includes the acknowledgement's way back: the
  * standby itself is one delay ahead of it.
- * {@code StandbyLagBenchmark [--rates 1000,10000] [--seconds 10] [--size 288] [--delay-ms 5]}
+ * It also prints the bytes that crossed the zone link per message (both ways, every standby's connection): with
+ * {@code --standbys N --relay} standby 3 feeds the others and the figure should stay near one standby's.
+ * {@code StandbyLagBenchmark [--rates 1000,10000] [--seconds 10] [--size 288] [--delay-ms 5] [--standbys N] [--relay]}
  */
 public final class StandbyLagBenchmark
 {
@@ -30,12 +32,22 @@ public final class StandbyLagBenchmark
     {
         java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
         long delayMs = 5;
+        int standbys = 1;
+        boolean relay = false;
         final java.util.List<String> rest = new java.util.ArrayList<>();
         for (int i = 0; i < args.length; i++)
         {
             if ("--delay-ms".equals(args[i]) && i + 1 < args.length)
             {
                 delayMs = Long.parseLong(args[++i]);
+            }
+            else if ("--standbys".equals(args[i]) && i + 1 < args.length)
+            {
+                standbys = Integer.parseInt(args[++i]);
+            }
+            else if ("--relay".equals(args[i]))
+            {
+                relay = true;
             }
             else
             {
@@ -45,20 +57,25 @@ public final class StandbyLagBenchmark
         final BenchmarkOptions options = BenchmarkOptions.parse(rest.toArray(new String[0]),
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 2, 288, "none", Path.of("target", "bench")));
         final Path root = Files.createTempDirectory("lockstep-standby");
-        try (LocalCluster cluster = new LocalCluster(root, 4, 1, options.durability(), 64 * 1024 * 1024,
+        final int count = 3 + standbys;
+        try (LocalCluster cluster = new LocalCluster(root, count, standbys, options.durability(), 64 * 1024 * 1024,
             EchoService.class.getName()))
         {
+            if (relay)
+            {
+                cluster.configureAll("lockstep.standby.relay", "3");
+            }
             cluster.delayStandbys(delayMs);
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < count; i++)
             {
                 cluster.start(i);
             }
-            System.out.printf("standby lag: 3 voting members and 1 standby behind a %d ms each-way delay proxy, " +
-                "durability %s, %d-byte echo messages, %d s per rate%n", delayMs, options.durability(),
-                options.size(), options.seconds());
+            System.out.printf("standby lag: 3 voting members and %d standby(s) behind a %d ms each-way delay proxy%s, " +
+                "durability %s, %d-byte echo messages, %d s per rate%n", standbys, delayMs,
+                relay ? ", standby 3 feeding the others" : "", options.durability(), options.size(), options.seconds());
             for (final int rate : options.rates())
             {
-                run(cluster, rate, options.seconds(), options.warmup(), options.size(), delayMs);
+                run(cluster, rate, options.seconds(), options.warmup(), options.size(), delayMs, standbys);
             }
         }
         finally
@@ -89,8 +106,10 @@ public final class StandbyLagBenchmark
 
     private static void run(
         final LocalCluster cluster, final int rate, final int seconds, final int warmupS, final int size,
-        final long delayMs) throws Exception
+        final long delayMs, final int standbys) throws Exception
     {
+        long linkBytesAtStart = 0;
+        long sent = 0;
         final Histogram lagMs = new Histogram(60_000, 3);
         long maxLagBytes = 0;
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
@@ -108,12 +127,19 @@ public final class StandbyLagBenchmark
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
             long nextSend = start;
             long nextSample = measureFrom;
+            boolean measuring = false;
             while (System.nanoTime() < end)
             {
                 final long now = System.nanoTime();
+                if (!measuring && now >= measureFrom)
+                {
+                    measuring = true;
+                    linkBytesAtStart = cluster.zoneLinkBytes();
+                }
                 if (now >= nextSend && client.offer(message, 0, size) >= 0)
                 {
                     nextSend += intervalNs;
+                    sent += measuring ? 1 : 0;
                 }
                 client.poll();
                 if (now >= nextSample)
@@ -133,8 +159,10 @@ public final class StandbyLagBenchmark
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "lockstep mode=standby_lag rate=%d delay_ms=%d samples=%d lag_ms_p50=%d " +
-            "lag_ms_p99=%d lag_ms_max=%d lag_bytes_max=%d%n", rate, delayMs, lagMs.getTotalCount(),
-            lagMs.getValueAtPercentile(50), lagMs.getValueAtPercentile(99), lagMs.getMaxValue(), maxLagBytes);
+        final long linkBytes = cluster.zoneLinkBytes() - linkBytesAtStart;
+        System.out.printf(Locale.ROOT, "lockstep mode=standby_lag rate=%d delay_ms=%d standbys=%d samples=%d " +
+            "lag_ms_p50=%d lag_ms_p99=%d lag_ms_max=%d lag_bytes_max=%d zone_link_bytes_per_message=%d%n", rate,
+            delayMs, standbys, lagMs.getTotalCount(), lagMs.getValueAtPercentile(50), lagMs.getValueAtPercentile(99),
+            lagMs.getMaxValue(), maxLagBytes, 0 == sent ? 0 : linkBytes / sent);
     }
 }

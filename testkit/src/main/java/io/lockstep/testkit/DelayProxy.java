@@ -25,6 +25,7 @@ public final class DelayProxy implements AutoCloseable
     private final long delayNs;
     private final List<Socket> sockets = new ArrayList<>();
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong bytesCarried = new java.util.concurrent.atomic.AtomicLong();
 
     /** Bytes read at a time, and when they may be written on. */
     private record Chunk(byte[] bytes, int length, long dueNs)
@@ -111,6 +112,7 @@ public final class DelayProxy implements AutoCloseable
                     {
                         break;
                     }
+                    bytesCarried.addAndGet(n);
                     queue.put(new Chunk(bytes, n, System.nanoTime() + delayNs));
                 }
             }
@@ -151,6 +153,12 @@ public final class DelayProxy implements AutoCloseable
         writer.setDaemon(true);
         reader.start();
         writer.start();
+    }
+
+    /** @return bytes carried across, both ways, every connection, since it started. */
+    public long bytesCarried()
+    {
+        return bytesCarried.get();
     }
 
     public void close()

@@ -339,6 +339,12 @@ public final class LocalCluster implements AutoCloseable
         }
     }
 
+    /** @return bytes carried across the standbys' delayed links, both ways, since they were set up. */
+    public long zoneLinkBytes()
+    {
+        return proxies.stream().mapToLong(DelayProxy::bytesCarried).sum();
+    }
+
     /**
      * Cut every standby's delayed link at once, dropping what is in flight on it (the proxies close).
      */
