@@ -236,7 +236,7 @@ public final class ConsensusAgent implements Agent
             work += leader.replicate(term, commitPosition, nowNs);
             commitPosition = leader.commitPosition(term, commitPosition);
             membership.onCommit(commitPosition);
-            if (!membership.isCommittedVoter(memberId))
+            if (!membership.isVoter(memberId) && !membership.isCommittedVoter(memberId))
             {
                 becomeFollower(term, -1); // its own removal (or demotion) committed
             }

@@ -74,8 +74,11 @@ class LeaderFailoverIT
             final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status",
                 "--config", members.config(0).toString());
             assertEquals(0, tool.exitCode(), tool.output());
+            // One member= line each, then the leader's membership line.
             final String[] lines = tool.output().trim().split("\n");
-            assertEquals(3, lines.length, tool.output());
+            assertEquals(4, lines.length, tool.output());
+            assertTrue(lines[3].matches("membership leader=\\d epoch=0 version=0 voters=0,1,2 learners=none"),
+                lines[3]);
             int leaders = 0;
             for (int i = 0; i < 3; i++)
             {
