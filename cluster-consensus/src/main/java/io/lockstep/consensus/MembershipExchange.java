@@ -146,8 +146,9 @@ public final class MembershipExchange
                 membership.describe() + " (up to position " + commitPosition + ") that the promoted cluster's " +
                 "leader " + leaderId + " does not have (its history parts from this member's at " + position +
                 "): they were lost with the primary zone in asynchronous standby mode. This member stops rather " +
-                "than serve a state the cluster does not hold; its log is kept. To serve again, wipe its data " +
-                "directory: it rejoins with the leader's snapshot";
+                "than serve a state the cluster does not hold; its log is kept. To serve again: tool remove-member, " +
+                "wipe its data directory, start it with lockstep.join=true, tool add-member, and tool " +
+                "promote-member once it has caught up (README, Membership changes)";
             errors.record("diverged", diverged);
         }
     }
