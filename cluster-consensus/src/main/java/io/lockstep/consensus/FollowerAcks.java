@@ -95,7 +95,7 @@ final class FollowerAcks
         final long commitPosition)
     {
         pending = false;
-        final boolean newerEpoch = (leaderTerm >>> 32) > (termIndex.termAt(commitPosition) >>> 32);
+        final boolean newerEpoch = Membership.isNewerEpoch(leaderTerm, termIndex.termAt(commitPosition));
         publisher.appendResponse(leaderId, term, memberId, requestSequence, false, log.pendingPosition(),
             log.durablePosition(), newerEpoch ? 0 : commitPosition, termIndex);
     }

@@ -69,7 +69,7 @@ final class FollowerLog
         truncatedAt = -1;
         // Only a leader of a newer membership epoch can lack an entry this member saw committed: the old
         // configuration committed it and it never reached the standby promoted in its place.
-        final boolean newerEpoch = epochOf(leaderTerm) > epochOf(termIndex.termAt(commitPosition));
+        final boolean newerEpoch = Membership.isNewerEpoch(leaderTerm, termIndex.termAt(commitPosition));
         if (prevPosition > log.pendingPosition() || prevPosition < log.startPosition() ||
             termIndex.termAt(prevPosition) != prevTerm)
         {
@@ -123,7 +123,7 @@ final class FollowerLog
     boolean cannotConfirm(
         final long position, final long snapshotTerm, final long commitPosition, final long leaderTerm)
     {
-        if (epochOf(leaderTerm) <= epochOf(termIndex.termAt(commitPosition)))
+        if (!Membership.isNewerEpoch(leaderTerm, termIndex.termAt(commitPosition)))
         {
             return false;
         }
@@ -145,11 +145,6 @@ final class FollowerLog
             membership.onLogChange(position, change.configEpoch(), change.configVersion(), change.voters(),
                 change.learners());
         }
-    }
-
-    private static long epochOf(final long term)
-    {
-        return term >>> 32;
     }
 
     /** @return mean length of the frames received from leaders since start (-1 before any): bytes told in entries. */

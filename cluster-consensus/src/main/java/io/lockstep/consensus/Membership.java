@@ -27,6 +27,7 @@ public final class Membership
 {
     /** Bound on changes held in the log above the committed base (one is in flight at a time in practice). */
     static final int MAX_LOG_CHANGES = 1024;
+    private static final int TERM_EPOCH_SHIFT = 32;
 
     private final ElectionStateStore store;
     private final long configured;
@@ -154,7 +155,23 @@ public final class Membership
      */
     static long firstTermOf(final long epoch)
     {
-        return epoch << 32;
+        return epoch << TERM_EPOCH_SHIFT;
+    }
+
+    /** @return the membership epoch a term belongs to (see {@link #firstTermOf}). */
+    public static long epochOfTerm(final long term)
+    {
+        return term >>> TERM_EPOCH_SHIFT;
+    }
+
+    /**
+     * @return true if a leader of {@code leaderTerm} is of a newer epoch than the entry at this member's commit
+     * position: the one case where its history may part from this member's below the commit (an asynchronous
+     * promotion lost what the old configuration committed).
+     */
+    static boolean isNewerEpoch(final long leaderTerm, final long committedTerm)
+    {
+        return epochOfTerm(leaderTerm) > epochOfTerm(committedTerm);
     }
 
     /** @return votes that make a majority of the voters. */

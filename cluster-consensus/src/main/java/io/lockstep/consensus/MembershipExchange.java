@@ -27,13 +27,13 @@ public final class MembershipExchange
         final RaftLog log,
         final boolean joining)
     {
-        this.store = store;
-        this.log = log;
-        this.joining = joining;
         this.agent = agent;
         this.membership = membership;
         this.publisher = publisher;
         this.errors = errors;
+        this.store = store;
+        this.log = log;
+        this.joining = joining;
     }
 
     /**
@@ -161,7 +161,7 @@ public final class MembershipExchange
     {
         if (position >= commitPosition)
         {
-            confirmedEpoch = Math.max(confirmedEpoch, leaderTerm >>> 32);
+            confirmedEpoch = Math.max(confirmedEpoch, Membership.epochOfTerm(leaderTerm));
         }
     }
 

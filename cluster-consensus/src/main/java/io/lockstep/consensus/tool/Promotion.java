@@ -144,7 +144,7 @@ final class Promotion
             for (final AdminClient.Status s : statuses.values())
             {
                 // The leader of the new epoch has committed once its commit passes the log it was promoted with.
-                if (Role.LEADER == s.role() && (s.term() >>> 32) >= epoch && s.commitPosition() > floor)
+                if (Role.LEADER == s.role() && Membership.epochOfTerm(s.term()) >= epoch && s.commitPosition() > floor)
                 {
                     final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
                     for (final Member m : standbys)
