@@ -1,9 +1,11 @@
 package io.lockstep.cluster.transport;
 
 import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 
@@ -91,6 +93,25 @@ final class TcpConnection
             writeView = new UnsafeBuffer(writeBuffer);
         }
         open = true;
+    }
+
+    /**
+     * Queue one message (an int32 length, little-endian, then the bytes) for the next flush.
+     *
+     * @return false when the write buffer lacks room: back pressure, the caller retries later.
+     */
+    boolean enqueue(final DirectBuffer buffer, final int offset, final int length)
+    {
+        final ByteBuffer out = writeBuffer;
+        if (out.remaining() < Integer.BYTES + length)
+        {
+            return false;
+        }
+        final int at = out.position();
+        writeView.putInt(at, length, ByteOrder.LITTLE_ENDIAN);
+        writeView.putBytes(at + Integer.BYTES, buffer, offset, length);
+        out.position(at + Integer.BYTES + length);
+        return true;
     }
 
     /** A full-size write buffer, keeping what is queued (at registration: replies may be large). */

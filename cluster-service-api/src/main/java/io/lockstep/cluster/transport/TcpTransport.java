@@ -19,7 +19,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -83,6 +82,8 @@ public final class TcpTransport implements Transport
     private int handshakesPending;
     private long nextHandshakeSweepNs;
     private final Consumer<SelectionKey> onReady = this::onReady;
+    /** What the last idle wait found ready: the next poll handles it instead of selecting. */
+    private final ReadyKeys woken;
     private MessageHandler handler;
     private long nowNs;
     private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
@@ -145,6 +146,7 @@ public final class TcpTransport implements Transport
         {
             maxId = Math.max(maxId, m.id());
         }
+        woken = new ReadyKeys(this.members.length + MAX_CLIENTS + 1);
         memberConnections = new TcpConnection[maxId + 1];
         nextConnectNs = new long[maxId + 1];
         backoffNs = new long[maxId + 1];
@@ -183,6 +185,11 @@ public final class TcpTransport implements Transport
         {
             dropStalledHandshakes();
         }
+        if (!woken.isEmpty())
+        {
+            woken.drainTo(onReady);
+            return work;
+        }
         try
         {
             selector.selectNow(onReady);
@@ -195,8 +202,8 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Wait until a socket is ready or the time is up, without handling anything: the next {@link #poll} does (the
-     * selector reports a ready socket again until it is read). For an idle strategy; no allocation.
+     * Wait until a socket is ready or the time is up, without handling anything: the next {@link #poll} handles what
+     * this found, without selecting again. For an idle strategy; no allocation.
      *
      * @param timeoutMs longest wait.
      */
@@ -204,15 +211,13 @@ public final class TcpTransport implements Transport
     {
         try
         {
-            selector.select(IGNORE_READY, timeoutMs);
+            selector.select(woken, timeoutMs);
         }
         catch (final IOException ex)
         {
             LOGGER.log(System.Logger.Level.WARNING, "select failed: {0}", ex.toString());
         }
     }
-
-    private static final Consumer<SelectionKey> IGNORE_READY = key -> { };
 
     /**
      * @param listener told, besides the log, each reason a connection is refused or dropped.
@@ -266,7 +271,7 @@ public final class TcpTransport implements Transport
         {
             return false;
         }
-        return enqueue(connection, buffer, offset, length);
+        return connection.enqueue(buffer, offset, length);
     }
 
     public boolean isConnected(final int endpoint)
@@ -407,7 +412,7 @@ public final class TcpTransport implements Transport
             .segmentLength(segmentLength)
             .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
             .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH);
-        enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
+        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
         if (null == secret)
         {
             c.stage = TcpConnection.Stage.READY;
@@ -640,7 +645,7 @@ public final class TcpTransport implements Transport
             .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH)
             .putProof(null == secret ? new byte[ClusterSecret.PROOF_LENGTH] : secret.proof(
                 ClusterSecret.Role.ACCEPTOR, c.peerNonce, c.localNonce, peerId, selfId), 0, ClusterSecret.PROOF_LENGTH);
-        enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + reply.encodedLength());
+        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + reply.encodedLength());
         if (null == secret)
         {
             // The peer will hang up on learning this member has no secret; if it does not, it is an open cluster.
@@ -692,7 +697,7 @@ public final class TcpTransport implements Transport
             .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
             .putProof(secret.proof(ClusterSecret.Role.CONNECTOR, c.localNonce, peerNonce, selfId, c.connectTo), 0,
                 ClusterSecret.PROOF_LENGTH);
-        enqueue(c, helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + answer.encodedLength());
+        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + answer.encodedLength());
         endHandshake(c);
         c.trusted = true;
         c.connected = true;
@@ -729,20 +734,6 @@ public final class TcpTransport implements Transport
         final int templateId = headerDecoder.templateId();
         return headerDecoder.schemaId() == HelloDecoder.SCHEMA_ID && (templateId == HelloDecoder.TEMPLATE_ID ||
             templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
-    }
-
-    private boolean enqueue(final TcpConnection c, final DirectBuffer buffer, final int offset, final int length)
-    {
-        final ByteBuffer out = c.writeBuffer;
-        if (out.remaining() < LENGTH_PREFIX + length)
-        {
-            return false;
-        }
-        final int at = out.position();
-        c.writeView.putInt(at, length, ByteOrder.LITTLE_ENDIAN);
-        c.writeView.putBytes(at + LENGTH_PREFIX, buffer, offset, length);
-        out.position(at + LENGTH_PREFIX + length);
-        return true;
     }
 
     private void disconnect(final TcpConnection c, final String reason)
