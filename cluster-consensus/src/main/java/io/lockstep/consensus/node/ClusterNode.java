@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * One member as a process: {@code bin/lockstep node --config FILE}. Opens (and recovers) the log and the election
  * state in the data directory, listens for peers, and runs the consensus agent on one thread that idles in its
  * socket selector ({@code SelectorIdleStrategy}: it wakes when a message arrives; a busy-spinning member would starve
- * the others on a two-core machine, and a parking one wakes late or needlessly). Prints one line starting
+ * the others on a two-core machine, and a parking one wakes late or needlessly; {@code lockstep.idle} chooses
+ * otherwise on machines with cores to spare, see {@link IdleSettings}). Prints one line starting
  * {@code lockstep node <id> ready} once it listens. Any error inside the agent stops the member (exit 1) rather than
  * let it continue with state it cannot trust.
  */
@@ -148,11 +149,7 @@ public final class ClusterNode implements AutoCloseable
                 return agent.roleName();
             }
         };
-        // 10 spins and a yield before waiting in epoll. Against 100 and 10, at 10k msg/s (bench latency): the whole
-        // machine 140-143% CPU instead of 181-186%, p99 1.3-1.5 ms instead of 1.3-2.1 ms, p50 +10-20 us.
-        // -Dlockstep.idle.spins and -Dlockstep.idle.yields override them, for tuning on other machines.
-        runner = new AgentRunner(new io.lockstep.cluster.transport.SelectorIdleStrategy(transport,
-            Integer.getInteger("lockstep.idle.spins", 10), Integer.getInteger("lockstep.idle.yields", 1), 1),
+        runner = new AgentRunner(config.idle().newIdleStrategy(transport),
             t -> { }, null, guarded);
         thread = AgentRunner.startOnThread(runner);
         metricsServer = startMetrics(config, consensus);

@@ -48,6 +48,8 @@ import java.util.Properties;
  *                             running cluster (tool add-member): it neither stands for election nor votes until a
  *                             leader has sent it log, and does not count itself removed before it is added
  *                             (default false: a fresh cluster's members elect their first leader)
+ * lockstep.idle               how the member's thread waits with nothing to do: selector (default), yield or spin;
+ *                             lockstep.idle.spins and lockstep.idle.yields tune selector (see IdleSettings)
  * lockstep.listen.address     the address this member listens on, when it is not the one peers dial (in a
  *                             container: 0.0.0.0, while peers dial its name); default: its address in members
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
@@ -74,7 +76,8 @@ public record NodeConfig(
     String listenAddress,
     boolean standbySync,
     boolean join,
-    int standbyRelay)
+    int standbyRelay,
+    IdleSettings idle)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -221,7 +224,8 @@ public record NodeConfig(
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
-            standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members));
+            standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),
+            IdleSettings.parse(source, p));
     }
 
     private static int standbyRelay(final String source, final Properties p, final List<Member> members)

@@ -37,6 +37,23 @@ class NodeConfigTest
         assertEquals(DurabilityPolicy.BATCH, config.durability());
         assertEquals(Path.of("data/node1"), config.dataDir());
         assertEquals(0, config.metricsPort(), "metrics are off unless asked for");
+        assertEquals(IdleSettings.DEFAULT, config.idle());
+    }
+
+    @Test
+    void theIdleStrategyIsChosenByKeyAndItsMistakesAreNamed() throws Exception
+    {
+        final Properties overrides = new Properties();
+        overrides.setProperty("lockstep.idle.spins", "0");
+        assertEquals(new IdleSettings("selector", 0, 1), NodeConfig.load(write(GOOD), overrides).idle());
+        assertEquals("spin", NodeConfig.load(write(GOOD + "lockstep.idle=SPIN\n"), new Properties()).idle().strategy());
+        assertEquals(org.agrona.concurrent.BusySpinIdleStrategy.class, NodeConfig.load(write(GOOD +
+            "lockstep.idle=spin\n"), new Properties()).idle().newIdleStrategy(null).getClass());
+        assertEquals(org.agrona.concurrent.YieldingIdleStrategy.class, NodeConfig.load(write(GOOD +
+            "lockstep.idle=yield\n"), new Properties()).idle().newIdleStrategy(null).getClass());
+        assertError("lockstep.idle must be selector, yield or spin, not 'park'", GOOD + "lockstep.idle=park\n");
+        assertError("lockstep.idle.yields must be a whole number in [0, 1000000], not '-1'",
+            GOOD + "lockstep.idle.yields=-1\n");
     }
 
     @Test
