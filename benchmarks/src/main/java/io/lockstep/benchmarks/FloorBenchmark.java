@@ -1,0 +1,42 @@
+package io.lockstep.benchmarks;
+
+import java.util.Locale;
+
+/**
+ * The floor this machine puts under the latency and CPU figures, measured apart from any cluster, so that a target
+ * the machine cannot meet shows as such: {@link MachineStalls} (how often and how long a thread that never yields is
+ * not running, and the p99 a server that costs nothing would have at each rate) and {@link TcpHopCost} (CPU of one
+ * loopback message hop and one log-sized file write, and from them the members' floor per unbatched message).
+ * <p>
+ * {@code FloorBenchmark [--seconds 20] [--size 288] [--rates 1000,5000,10000,20000,40000]}
+ */
+public final class FloorBenchmark
+{
+    private FloorBenchmark()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final BenchmarkOptions options = BenchmarkOptions.parse(args, new BenchmarkOptions(
+            new int[]{ 1000, 5000, 10000, 20000, 40000 }, 20, 0, 288, "none", java.nio.file.Path.of("target", "bench")));
+        final MachineStalls stalls = new MachineStalls().measure(options.seconds());
+        System.out.printf(Locale.ROOT, "machine stalls (one spinning thread, %d s): %.2f/s over 1 ms, %.1f/s over " +
+            "100 us, longest %d us, %.2f%% of the time not running%n", options.seconds(),
+            stalls.perSecondOver(1_000_000), stalls.perSecondOver(MachineStalls.GAP_NS), stalls.maxGapNs() / 1000,
+            stalls.lostPercent());
+        for (final int rate : options.rates())
+        {
+            System.out.printf(Locale.ROOT, "  p99 of a server that costs nothing, at %d msg/s: %d us%n", rate,
+                stalls.floorNs(rate, 99) / 1000);
+        }
+        System.out.println(stalls.summary(options.rates()));
+        final double hopNs = TcpHopCost.measureNs(options.size(), 100_000);
+        final double writeNs = TcpHopCost.fileWriteNs(options.size() + 32, 100_000);
+        System.out.printf(Locale.ROOT, "loopback hop (write, epoll wake, read; %d bytes): %.1f us CPU, %.0f%% of it " +
+            "inside epoll_wait (sleeping and being woken); log write: %.1f us CPU; members' floor for an unbatched " +
+            "echo (5 hops, 3 log writes): %.1f us per message%n", options.size(), hopNs / 1000,
+            100 * TcpHopCost.lastWakeShare, writeNs / 1000, (5 * hopNs + 3 * writeNs) / 1000);
+        System.out.println(TcpHopCost.summary(options.size(), hopNs, writeNs));
+    }
+}

@@ -1,0 +1,160 @@
+package io.lockstep.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Locale;
+
+/**
+ * What one message hop costs on this machine's loopback, the way a member pays for it: the sender's {@code write}
+ * (on loopback it also runs the receiver's TCP input in the sender's context), the receiver's wake from
+ * {@code epoll_wait} and its {@code read}. Two threads play ping-pong with messages of the given size, each blocked
+ * in its own NIO selector between messages; their CPU time (user plus system, from the JVM's thread accounting)
+ * divided by the hops is the figure. A Lockstep echo costs the three members five such hops (two appends, two
+ * acknowledgements, and the client's message in plus the echo out) and three log writes: that is the floor of
+ * members' CPU per message when nothing is batched.
+ */
+final class TcpHopCost
+{
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    /** The pinger's CPU inside epoll_wait (going to sleep, being woken, scheduled back in). */
+    private static long wakeCpuNs;
+    /** Share of the pinger's CPU spent inside epoll_wait in the last measurement. */
+    static double lastWakeShare;
+
+    private TcpHopCost()
+    {
+    }
+
+    /**
+     * @return CPU nanoseconds per hop, over the given round trips (after as many again not measured).
+     */
+    static double measureNs(final int size, final int roundTrips) throws Exception
+    {
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        try (ServerSocketChannel server = ServerSocketChannel.open())
+        {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            final long[] echoCpu = new long[1];
+            final Thread echo = new Thread(() ->
+            {
+                try (SocketChannel channel = server.accept())
+                {
+                    final long start = threads.getCurrentThreadCpuTime();
+                    pingPong(channel, size, 2 * roundTrips, false);
+                    echoCpu[0] = threads.getCurrentThreadCpuTime() - start;
+                }
+                catch (final IOException ex)
+                {
+                    throw new IllegalStateException(ex);
+                }
+            }, "hop-echo");
+            echo.start();
+            try (SocketChannel channel = SocketChannel.open(server.getLocalAddress()))
+            {
+                pingPong(channel, size, roundTrips, true); // warm-up; the echo thread's count includes it
+                wakeCpuNs = 0;
+                final long start = threads.getCurrentThreadCpuTime();
+                pingPong(channel, size, roundTrips, true);
+                final long pingCpu = threads.getCurrentThreadCpuTime() - start;
+                echo.join();
+                // The echo thread's warm-up half is not measured apart; count its CPU over both halves as one.
+                lastWakeShare = (double)wakeCpuNs / pingCpu;
+                return (pingCpu + echoCpu[0] / 2.0) / (2.0 * roundTrips);
+            }
+        }
+    }
+
+    /** Send first (pinger) or answer (echo), each message read whole before the next is written. */
+    private static void pingPong(final SocketChannel channel, final int size, final int count, final boolean sendsFirst)
+        throws IOException
+    {
+        final boolean measureWake = sendsFirst;
+        channel.configureBlocking(false);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
+        try (Selector selector = Selector.open())
+        {
+            channel.register(selector, SelectionKey.OP_READ);
+            for (int i = 0; i < count; i++)
+            {
+                if (sendsFirst)
+                {
+                    write(channel, buffer);
+                }
+                buffer.clear();
+                while (buffer.hasRemaining())
+                {
+                    final long before = measureWake ? THREADS.getCurrentThreadCpuTime() : 0;
+                    selector.select(key -> { }); // as a member idles: wait in epoll, then read what woke it
+                    wakeCpuNs += measureWake ? THREADS.getCurrentThreadCpuTime() - before : 0;
+                    if (channel.read(buffer) < 0)
+                    {
+                        throw new IOException("peer closed");
+                    }
+                }
+                if (!sendsFirst)
+                {
+                    write(channel, buffer);
+                }
+            }
+        }
+    }
+
+    private static void write(final SocketChannel channel, final ByteBuffer buffer) throws IOException
+    {
+        buffer.clear();
+        while (buffer.hasRemaining())
+        {
+            channel.write(buffer);
+        }
+    }
+
+    /**
+     * @return CPU nanoseconds of one {@code write} of the given size to a file (page cache only), as a log append
+     * under durability none costs.
+     */
+    static double fileWriteNs(final int size, final int writes) throws IOException
+    {
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        final java.nio.file.Path file = java.nio.file.Files.createTempFile("lockstep-hop", ".log");
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+            java.nio.file.StandardOpenOption.WRITE))
+        {
+            final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
+            long start = 0;
+            for (int i = 0; i < 2 * writes; i++)
+            {
+                if (i == writes)
+                {
+                    start = threads.getCurrentThreadCpuTime();
+                }
+                buffer.clear();
+                channel.write(buffer, (long)(i % 65536) * size);
+            }
+            return (threads.getCurrentThreadCpuTime() - start) / (double)writes;
+        }
+        finally
+        {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    /**
+     * @return the key=value line: CPU per hop and per file write, and the members' floor per unbatched message.
+     */
+    static String summary(final int size, final double hopNs, final double fileWriteNs)
+    {
+        return String.format(Locale.ROOT, "machine mode=hop size=%d cpu_us_per_hop=%.1f cpu_us_per_file_write=%.1f " +
+            "wake_share_pct=%.0f members_floor_cpu_us_per_msg=%.1f", size, hopNs / 1000, fileWriteNs / 1000,
+            100 * lastWakeShare,
+            (5 * hopNs + 3 * fileWriteNs) / 1000);
+    }
+}
