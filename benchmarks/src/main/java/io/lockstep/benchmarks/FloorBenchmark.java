@@ -6,7 +6,8 @@ import java.util.Locale;
  * The floor this machine puts under the latency and CPU figures, measured apart from any cluster, so that a target
  * the machine cannot meet shows as such: {@link MachineStalls} (how often and how long a thread that never yields is
  * not running, and the p99 a server that costs nothing would have at each rate) and {@link TcpHopCost} (CPU of one
- * loopback message hop and one log-sized file write, and from them the members' floor per unbatched message).
+ * loopback message hop and one log-sized file write, and from them the members' floor per unbatched message) and
+ * {@link LoopbackEcho} (the latency of an echo server that does nothing, at each rate, over the same transport).
  * <p>
  * {@code FloorBenchmark [--seconds 20] [--size 288] [--rates 1000,5000,10000,20000,40000]}
  */
@@ -38,5 +39,14 @@ public final class FloorBenchmark
             "echo (5 hops, 3 log writes): %.1f us per message%n", options.size(), hopNs / 1000,
             100 * TcpHopCost.lastWakeShare, writeNs / 1000, (5 * hopNs + 3 * writeNs) / 1000);
         System.out.println(TcpHopCost.summary(options.size(), hopNs, writeNs));
+        for (final int rate : options.rates())
+        {
+            final LoopbackEcho.Result echo = LoopbackEcho.run(rate, options.size(), Math.min(10, options.seconds()));
+            System.out.printf(Locale.ROOT, "loopback echo that does nothing, %d msg/s: p50 %d us, p99 %d us, " +
+                "p99.9 %d us; the client itself sent late by %d us at p99%n", rate,
+                echo.roundTrip.getValueAtPercentile(50) / 1000, echo.roundTrip.getValueAtPercentile(99) / 1000,
+                echo.roundTrip.getValueAtPercentile(99.9) / 1000, echo.sendLate.getValueAtPercentile(99) / 1000);
+            System.out.println(LoopbackEcho.summary(rate, options.size(), echo));
+        }
     }
 }

@@ -1,0 +1,143 @@
+package io.lockstep.benchmarks;
+
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The latency floor of the transport itself: an echo server that does nothing but echo, over loopback TCP, driven
+ * open-loop at a fixed rate by a client paced like the cluster benchmarks' ({@link SendPacer}), latency measured from
+ * each message's intended send time. Both sides wait in an NIO selector between messages, as members do. What this
+ * shows at a rate, no system built on this machine's TCP can beat there; a cluster message crosses loopback four
+ * times (client to leader, leader to a follower and back, leader to client), this echo twice.
+ */
+final class LoopbackEcho
+{
+    private LoopbackEcho()
+    {
+    }
+
+    /**
+     * Round trips from each message's intended send time, and how late the client itself sent (ns): the client is a
+     * thread on the same two cores, and when it is late every message behind it counts that too.
+     */
+    static final class Result
+    {
+        final Histogram roundTrip = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        final Histogram sendLate = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+    }
+
+    /**
+     * @return the round trips and send lateness at the given rate over the given time, after a second not measured.
+     */
+    static Result run(final int rate, final int size, final int seconds) throws Exception
+    {
+        final Result result = new Result();
+        final Histogram histogram = result.roundTrip;
+        try (ServerSocketChannel server = ServerSocketChannel.open())
+        {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            final Thread echo = new Thread(() -> echo(server, size), "loopback-echo");
+            echo.setDaemon(true);
+            echo.start();
+            try (SocketChannel channel = SocketChannel.open(server.getLocalAddress());
+                Selector selector = Selector.open())
+            {
+                channel.configureBlocking(false);
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                channel.register(selector, SelectionKey.OP_READ);
+                final ByteBuffer out = ByteBuffer.allocateDirect(size);
+                final ByteBuffer in = ByteBuffer.allocateDirect(64 * size);
+                final long interval = TimeUnit.SECONDS.toNanos(1) / rate;
+                final long start = System.nanoTime();
+                final long measureFrom = start + TimeUnit.SECONDS.toNanos(1);
+                final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
+                long index = 0;
+                while (System.nanoTime() < end)
+                {
+                    final long due = start + index * interval;
+                    if (System.nanoTime() >= due)
+                    {
+                        out.clear();
+                        out.putLong(0, due);
+                        out.putLong(8, System.nanoTime());
+                        while (out.hasRemaining())
+                        {
+                            channel.write(out);
+                        }
+                        index++;
+                    }
+                    if (0 == selector.selectNow())
+                    {
+                        SendPacer.restIfEarly(start + index * interval);
+                        continue;
+                    }
+                    selector.selectedKeys().clear();
+                    channel.read(in);
+                    int offset = 0;
+                    while (in.position() - offset >= size)
+                    {
+                        final long sent = in.getLong(offset);
+                        if (sent >= measureFrom)
+                        {
+                            final long now = System.nanoTime();
+                            histogram.recordValue(now - sent);
+                            result.sendLate.recordValue(in.getLong(offset + 8) - sent);
+                        }
+                        offset += size;
+                    }
+                    in.limit(in.position()).position(offset);
+                    in.compact();
+                }
+            }
+        }
+        return result;
+    }
+
+    private static void echo(final ServerSocketChannel server, final int size)
+    {
+        try (SocketChannel channel = server.accept(); Selector selector = Selector.open())
+        {
+            channel.configureBlocking(false);
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.register(selector, SelectionKey.OP_READ);
+            final ByteBuffer buffer = ByteBuffer.allocateDirect(64 * size);
+            while (true)
+            {
+                selector.select(key -> { });
+                if (channel.read(buffer) < 0)
+                {
+                    return;
+                }
+                buffer.flip();
+                while (buffer.hasRemaining())
+                {
+                    channel.write(buffer);
+                }
+                buffer.clear();
+            }
+        }
+        catch (final IOException ex)
+        {
+            // The client closed: done.
+        }
+    }
+
+    static String summary(final int rate, final int size, final Result r)
+    {
+        final Histogram h = r.roundTrip;
+        return String.format(Locale.ROOT, "loopback mode=echo rate=%d size=%d p50_us=%d p99_us=%d p999_us=%d " +
+            "max_us=%d send_late_p99_us=%d", rate, size, h.getValueAtPercentile(50) / 1000,
+            h.getValueAtPercentile(99) / 1000, h.getValueAtPercentile(99.9) / 1000, h.getMaxValue() / 1000,
+            r.sendLate.getValueAtPercentile(99) / 1000);
+    }
+}
