@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LatencyBenchmark
 {
+    /** Rate of the pre-warm: fast enough to get the members' hot paths compiled in seconds, far from saturation. */
+    private static final int PREWARM_RATE = 10_000;
     private final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** How late this client itself sent (from each message's intended time): part of every latency it records. */
     private final Histogram sendLate = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
@@ -42,7 +44,7 @@ public final class LatencyBenchmark
     {
         java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
         final BenchmarkOptions options = BenchmarkOptions.parse(args,
-            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench")));
+            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         final int size = options.size();
         final Path out = options.out();
         Files.createDirectories(out);
@@ -61,6 +63,12 @@ public final class LatencyBenchmark
             System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle), " +
                 "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(), size, options.warmup(),
                 options.seconds());
+            if (options.prewarm() > 0)
+            {
+                System.out.printf("lockstep: pre-warm %d s at %d msg/s, not measured%n", options.prewarm(),
+                    PREWARM_RATE);
+                new LatencyBenchmark().run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0, options.out());
+            }
             for (final int rate : options.rates())
             {
                 new LatencyBenchmark().run(cluster, rate, size, options.warmup(), options.seconds(), out);
@@ -135,6 +143,10 @@ public final class LatencyBenchmark
                 {
                     term = Math.max(term, s.term());
                 }
+            }
+            if (0 == seconds)
+            {
+                return; // the pre-warm
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " term=" + term + " client_gap_resumes=" + client.gapResumes() + " send_late_p99_us=" +

@@ -27,6 +27,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class AeronLatencyBenchmark
 {
+    /** Rate of the pre-warm: fast enough to get the members' hot paths compiled in seconds, far from saturation. */
+    private static final int PREWARM_RATE = 10_000;
     private final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** How late this client itself sent (from each message's intended time): part of every latency it records. */
     private final Histogram sendLate = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
@@ -40,7 +42,7 @@ public final class AeronLatencyBenchmark
     public static void main(final String[] args) throws Exception
     {
         final BenchmarkOptions options = BenchmarkOptions.parse(args,
-            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench")));
+            new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         Files.createDirectories(options.out());
         try (AeronNodes nodes = new AeronNodes(options.durability()))
         {
@@ -48,6 +50,13 @@ public final class AeronLatencyBenchmark
                 "idle, %s, leader heartbeat timeout 1 s, UDP loopback), 1 client, %d-byte messages, %d s " +
                 "warm-up, %d s per rate%n", "batch".equals(options.durability()) ? "file sync level 1 (archive and " +
                 "consensus module)" : "no fsync", options.size(), options.warmup(), options.seconds());
+            if (options.prewarm() > 0)
+            {
+                System.out.printf("aeron: pre-warm %d s at %d msg/s, not measured%n", options.prewarm(),
+                    PREWARM_RATE);
+                new AeronLatencyBenchmark().run(nodes, PREWARM_RATE, options.size(), options.prewarm(), 0,
+                    options.out());
+            }
             for (final int rate : options.rates())
             {
                 new AeronLatencyBenchmark().run(nodes, rate, options.size(), options.warmup(), options.seconds(),
@@ -106,6 +115,10 @@ public final class AeronLatencyBenchmark
                 {
                     io.lockstep.benchmarks.SendPacer.restIfEarly(start + index * intervalNs);
                 }
+            }
+            if (0 == seconds)
+            {
+                return; // the pre-warm
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " send_late_p99_us=" + sendLate.getValueAtPercentile(99) / 1000);

@@ -10,8 +10,8 @@ import java.util.Locale;
 import java.util.Properties;
 
 /**
- * How a member's thread waits when a duty cycle found nothing to do ({@code lockstep.idle}, {@code lockstep.idle.spins},
- * {@code lockstep.idle.yields}).
+ * How a member's thread waits when a duty cycle found nothing to do ({@code lockstep.idle},
+ * {@code lockstep.idle.spins}, {@code lockstep.idle.yields}).
  * <ul>
  * <li>{@code selector} (default): a few spins and yields, then a wait in the socket selector (epoll, at most 1 ms)
  * that returns the moment a message arrives. For machines where members share cores with each other and with
