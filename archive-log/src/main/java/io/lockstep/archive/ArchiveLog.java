@@ -370,7 +370,8 @@ public final class ArchiveLog implements AutoCloseable
 
     /**
      * Make everything written durable on disk, whatever the policy (for example before a snapshot or on close).
-     * Earlier segments were forced when the writer left them, so forcing the current one is enough.
+     * Earlier segments were forced when the writer left them (under {@code NONE} on the background thread, waited
+     * for here), so forcing the current one is enough.
      *
      * @return the durable position.
      */
@@ -378,6 +379,10 @@ public final class ArchiveLog implements AutoCloseable
     {
         flush();
         forceChannel();
+        if (null != backgroundSync)
+        {
+            backgroundSync.awaitRetired(); // segments left behind are forced on the background thread
+        }
         return durablePosition;
     }
 

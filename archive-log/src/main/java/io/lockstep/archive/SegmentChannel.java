@@ -8,8 +8,9 @@ import java.nio.file.Path;
 
 /**
  * The one segment file the log's writer has open: opened, or created full-length, when the writer reaches it;
- * forced when the writer leaves it for good, so that forcing the current segment is all a sync needs; handed to the
- * background sync under {@code NONE}. Writer thread only.
+ * forced when the writer leaves it for good (under {@code NONE} by the background sync, which {@code sync()} waits
+ * for), so that forcing the current segment and the ones left is all a sync needs; handed to the background sync
+ * under {@code NONE}. Writer thread only.
  */
 final class SegmentChannel
 {
@@ -49,8 +50,20 @@ final class SegmentChannel
         if (null != channel && segmentBasePosition > basePosition)
         {
             // Leaving a segment for good: force it, so that sync() (which forces only the current segment) makes
-            // everything durable under NONE too. One fdatasync per segment; BATCH has forced it already.
-            force();
+            // everything durable under NONE too. One fdatasync per segment; BATCH has forced it already. Under
+            // NONE the background thread does it (and sync() waits for it), not this one.
+            if (null != backgroundSync)
+            {
+                backgroundSync.throwIfFailed();
+                backgroundSync.target(null);
+                backgroundSync.retire(channel, SegmentFiles.segmentFile(directory, basePosition));
+                channel = null;
+                basePosition = -1;
+            }
+            else
+            {
+                force();
+            }
         }
         close();
         final Path file = SegmentFiles.segmentFile(directory, segmentBasePosition);
