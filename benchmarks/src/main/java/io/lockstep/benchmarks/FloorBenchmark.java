@@ -33,13 +33,13 @@ public final class FloorBenchmark
                 stalls.floorNs(rate, 99) / 1000);
         }
         System.out.println(stalls.summary(options.rates()));
-        final double hopNs = TcpHopCost.measureNs(options.size(), 100_000);
+        final TcpHopCost.Hop hop = TcpHopCost.measure(options.size(), 100_000);
         final double writeNs = TcpHopCost.fileWriteNs(options.size() + 32, 100_000);
         System.out.printf(Locale.ROOT, "loopback hop (write, epoll wake, read; %d bytes): %.1f us CPU, %.0f%% of it " +
             "inside epoll_wait (sleeping and being woken); log write: %.1f us CPU; members' floor for an unbatched " +
-            "echo (5 hops, 3 log writes): %.1f us per message%n", options.size(), hopNs / 1000,
-            100 * TcpHopCost.lastWakeShare, writeNs / 1000, (5 * hopNs + 3 * writeNs) / 1000);
-        System.out.println(TcpHopCost.summary(options.size(), hopNs, writeNs));
+            "echo (5 hops, 3 log writes): %.1f us per message%n", options.size(), hop.hopNs() / 1000,
+            100 * hop.wakeShare(), writeNs / 1000, (5 * hop.hopNs() + 3 * writeNs) / 1000);
+        System.out.println(TcpHopCost.summary(options.size(), hop, writeNs));
         for (final int rate : options.rates())
         {
             final LoopbackEcho.Result echo = LoopbackEcho.run(rate, options.size(), Math.min(10, options.seconds()));

@@ -24,21 +24,26 @@ import java.util.Locale;
 final class TcpHopCost
 {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    /** The pinger's CPU inside epoll_wait (going to sleep, being woken, scheduled back in). */
-    private static long wakeCpuNs;
-    /** Share of the pinger's CPU spent inside epoll_wait in the last measurement. */
-    static double lastWakeShare;
+
+    /**
+     * @param hopNs     CPU nanoseconds per hop, both sides.
+     * @param wakeShare share of the sender's CPU spent inside epoll_wait (going to sleep, being woken, scheduled
+     *                  back in).
+     */
+    record Hop(double hopNs, double wakeShare)
+    {
+    }
 
     private TcpHopCost()
     {
     }
 
     /**
-     * @return CPU nanoseconds per hop, over the given round trips (after as many again not measured).
+     * @return CPU per hop over the given round trips (after as many again not measured).
      */
-    static double measureNs(final int size, final int roundTrips) throws Exception
+    static Hop measure(final int size, final int roundTrips) throws Exception
     {
-        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        final ThreadMXBean threads = THREADS;
         try (ServerSocketChannel server = ServerSocketChannel.open())
         {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
@@ -48,7 +53,7 @@ final class TcpHopCost
                 try (SocketChannel channel = server.accept())
                 {
                     final long start = threads.getCurrentThreadCpuTime();
-                    pingPong(channel, size, 2 * roundTrips, false);
+                    pingPong(channel, size, 2 * roundTrips, false, new long[1]);
                     echoCpu[0] = threads.getCurrentThreadCpuTime() - start;
                 }
                 catch (final IOException ex)
@@ -59,21 +64,24 @@ final class TcpHopCost
             echo.start();
             try (SocketChannel channel = SocketChannel.open(server.getLocalAddress()))
             {
-                pingPong(channel, size, roundTrips, true); // warm-up; the echo thread's count includes it
-                wakeCpuNs = 0;
+                pingPong(channel, size, roundTrips, true, new long[1]); // warm-up; the echo's count includes it
+                final long[] wakeCpuNs = new long[1];
                 final long start = threads.getCurrentThreadCpuTime();
-                pingPong(channel, size, roundTrips, true);
+                pingPong(channel, size, roundTrips, true, wakeCpuNs);
                 final long pingCpu = threads.getCurrentThreadCpuTime() - start;
                 echo.join();
                 // The echo thread's warm-up half is not measured apart; count its CPU over both halves as one.
-                lastWakeShare = (double)wakeCpuNs / pingCpu;
-                return (pingCpu + echoCpu[0] / 2.0) / (2.0 * roundTrips);
+                return new Hop((pingCpu + echoCpu[0] / 2.0) / (2.0 * roundTrips), (double)wakeCpuNs[0] / pingCpu);
             }
         }
     }
 
-    /** Send first (pinger) or answer (echo), each message read whole before the next is written. */
-    private static void pingPong(final SocketChannel channel, final int size, final int count, final boolean sendsFirst)
+    /**
+     * Send first (pinger) or answer (echo), each message read whole before the next is written; the pinger adds its
+     * CPU inside epoll_wait to {@code wakeCpuNs[0]}.
+     */
+    private static void pingPong(
+        final SocketChannel channel, final int size, final int count, final boolean sendsFirst, final long[] wakeCpuNs)
         throws IOException
     {
         final boolean measureWake = sendsFirst;
@@ -94,7 +102,7 @@ final class TcpHopCost
                 {
                     final long before = measureWake ? THREADS.getCurrentThreadCpuTime() : 0;
                     selector.select(key -> { }); // as a member idles: wait in epoll, then read what woke it
-                    wakeCpuNs += measureWake ? THREADS.getCurrentThreadCpuTime() - before : 0;
+                    wakeCpuNs[0] += measureWake ? THREADS.getCurrentThreadCpuTime() - before : 0;
                     if (channel.read(buffer) < 0)
                     {
                         throw new IOException("peer closed");
@@ -150,11 +158,10 @@ final class TcpHopCost
     /**
      * @return the key=value line: CPU per hop and per file write, and the members' floor per unbatched message.
      */
-    static String summary(final int size, final double hopNs, final double fileWriteNs)
+    static String summary(final int size, final Hop hop, final double fileWriteNs)
     {
         return String.format(Locale.ROOT, "machine mode=hop size=%d cpu_us_per_hop=%.1f cpu_us_per_file_write=%.1f " +
-            "wake_share_pct=%.0f members_floor_cpu_us_per_msg=%.1f", size, hopNs / 1000, fileWriteNs / 1000,
-            100 * lastWakeShare,
-            (5 * hopNs + 3 * fileWriteNs) / 1000);
+            "wake_share_pct=%.0f members_floor_cpu_us_per_msg=%.1f", size, hop.hopNs() / 1000, fileWriteNs / 1000,
+            100 * hop.wakeShare(), (5 * hop.hopNs() + 3 * fileWriteNs) / 1000);
     }
 }
