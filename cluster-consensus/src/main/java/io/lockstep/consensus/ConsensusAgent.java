@@ -11,6 +11,7 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Random;
+import java.util.function.LongUnaryOperator;
 
 
 /**
@@ -47,6 +48,8 @@ public final class ConsensusAgent implements Agent
     private final MemberProtocolPublisher publisher;
     private final MemberProtocolAdapter adapter;
     private final TermIndex termIndex = new TermIndex();
+    // Made at start: a method reference made inside compactLog would be linked at the first purge, under load.
+    private final LongUnaryOperator termAt = termIndex::termAt;
     private final LeaderReplication leader;
     private final AdminRequests admin;
     private final FollowerLog followerLog;
@@ -184,7 +187,7 @@ public final class ConsensusAgent implements Agent
             return log.startPosition();
         }
         log.flush();
-        return log.purge(bound, termIndex::termAt);
+        return log.purge(bound, termAt);
     }
 
     /** @param appVersion the service's version, written into the entry that starts each term this member leads. */

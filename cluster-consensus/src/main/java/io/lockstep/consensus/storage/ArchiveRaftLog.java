@@ -155,8 +155,25 @@ public final class ArchiveRaftLog implements RaftLog
             reader.close();
             reader = log.newReader(start);
         }
-        final ArchiveLog purged = log;
-        purger.execute(() ->
+        purger.execute(new PurgeTask(log, target, term));
+        return start;
+    }
+
+    /** A named class, not a lambda: a lambda would be linked at the first purge, on the member's thread. */
+    private final class PurgeTask implements Runnable
+    {
+        private final ArchiveLog purged;
+        private final long target;
+        private final long term;
+
+        PurgeTask(final ArchiveLog purged, final long target, final long term)
+        {
+            this.purged = purged;
+            this.target = target;
+            this.term = term;
+        }
+
+        public void run()
         {
             try
             {
@@ -167,8 +184,7 @@ public final class ArchiveRaftLog implements RaftLog
             {
                 purgeError = ex;
             }
-        });
-        return start;
+        }
     }
 
     public void reset(final long position, final long term)

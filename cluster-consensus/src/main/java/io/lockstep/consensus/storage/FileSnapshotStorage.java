@@ -47,6 +47,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
     private final RecordingLog recordingLog;
     private final ExecutorService writer;
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
+    private final WriteTask writeTask = new WriteTask();
     private volatile boolean writing;
     private volatile RuntimeException writeError;
     private volatile long durablePosition = -1;
@@ -97,32 +98,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
             throw new IllegalStateException("a snapshot write is already under way");
         }
         writing = true;
-        writer.execute(() ->
-        {
-            final long startNs = System.nanoTime();
-            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(), image.timestamp()))
-            {
-                image.forEachFragment(out::append);
-                final SnapshotInfo info = out.complete();
-                synchronized (recordingLog)
-                {
-                    recordingLog.appendSnapshot(image.term(), image.logPosition(), SERVICE_ID, image.timestamp(),
-                        info.location());
-                }
-                setDurable(image.logPosition(), image.term(), info.location());
-                lastWriteNs = System.nanoTime() - startNs;
-                LOGGER.log(System.Logger.Level.INFO, "snapshot at {0} durable: {1} bytes written in {2} ms",
-                    image.logPosition(), durableLength, TimeUnit.NANOSECONDS.toMillis(lastWriteNs));
-            }
-            catch (final RuntimeException ex)
-            {
-                writeError = ex;
-            }
-            finally
-            {
-                writing = false;
-            }
-        });
+        writeTask.image = image;
+        writer.execute(writeTask);
     }
 
     public long durablePosition()
@@ -502,6 +479,51 @@ public final class FileSnapshotStorage implements SnapshotStorage
         try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ))
         {
             channel.force(true);
+        }
+    }
+
+    /**
+     * The one write under way, made once and reused (one write at a time, handed over through the executor's queue):
+     * a lambda here would be linked inside the first snapshot, on the member's thread.
+     */
+    private final class WriteTask implements Runnable, io.lockstep.cluster.SnapshotReader.FragmentHandler
+    {
+        private SnapshotImage image;
+        private SnapshotWriter out;
+
+        public void run()
+        {
+            final long startNs = System.nanoTime();
+            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(), image.timestamp()))
+            {
+                this.out = out;
+                image.forEachFragment(this);
+                final SnapshotInfo info = out.complete();
+                synchronized (recordingLog)
+                {
+                    recordingLog.appendSnapshot(image.term(), image.logPosition(), SERVICE_ID, image.timestamp(),
+                        info.location());
+                }
+                setDurable(image.logPosition(), image.term(), info.location());
+                lastWriteNs = System.nanoTime() - startNs;
+                LOGGER.log(System.Logger.Level.INFO, "snapshot at {0} durable: {1} bytes written in {2} ms",
+                    image.logPosition(), durableLength, TimeUnit.NANOSECONDS.toMillis(lastWriteNs));
+            }
+            catch (final RuntimeException ex)
+            {
+                writeError = ex;
+            }
+            finally
+            {
+                out = null;
+                image = null;
+                writing = false;
+            }
+        }
+
+        public void onFragment(final DirectBuffer buffer, final int offset, final int length)
+        {
+            out.append(buffer, offset, length);
         }
     }
 
