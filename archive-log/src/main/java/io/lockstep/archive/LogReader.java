@@ -30,6 +30,7 @@ public final class LogReader implements AutoCloseable
         this.segmentLength = log.segmentLength();
         this.validator = new FrameValidator(log.maxFrameLength());
         this.position = position;
+        SegmentUnmapper.start();
     }
 
     /**
@@ -185,7 +186,8 @@ public final class LogReader implements AutoCloseable
     {
         if (null != segment)
         {
-            segment.close();
+            // Not here: tearing down a 64 MiB mapping took milliseconds on the caller's thread.
+            SegmentUnmapper.unmapLater(segment);
             segment = null;
         }
     }

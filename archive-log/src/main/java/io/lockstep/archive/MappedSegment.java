@@ -14,7 +14,7 @@ import java.nio.file.StandardOpenOption;
  * A whole segment mapped read-only. Segment files never shrink (they are created full length and only deleted
  * whole), so a mapping never faults on a vanished page; a deleted file stays readable through an existing mapping.
  */
-final class MappedSegment implements AutoCloseable
+final class MappedSegment implements AutoCloseable, Runnable
 {
     private final Path file;
     private final long basePosition;
@@ -99,5 +99,18 @@ final class MappedSegment implements AutoCloseable
     public void close()
     {
         IoUtil.unmap(mapped);
+    }
+
+    /** Unmap on the {@link SegmentUnmapper}'s thread. */
+    public void run()
+    {
+        try
+        {
+            close();
+        }
+        catch (final RuntimeException ex)
+        {
+            SegmentUnmapper.report(this, ex);
+        }
     }
 }
