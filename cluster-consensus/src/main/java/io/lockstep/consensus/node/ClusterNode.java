@@ -213,6 +213,7 @@ public final class ClusterNode implements AutoCloseable
      */
     public static ClusterNode start(final NodeConfig config)
     {
+        PreloadedClasses.load();
         return new ClusterNode(config);
     }
 
