@@ -7,13 +7,15 @@ import java.util.concurrent.locks.LockSupport;
  * to receive and the next send not yet due, it parks. On two cores every microsecond the client spins is taken from
  * the members it measures.
  * <p>
- * Measured here (three sweeps of 10k, 20k, 40k msg/s each, Lockstep, after the rollover and snapshot stalls were
- * removed), against the earlier rule of spinning when the next send was under 60 us away:
+ * Measured here (Lockstep, after the rollover and snapshot stalls were removed; three runs of each, interleaved),
+ * against the earlier rule of spinning when the next send was under 60 us away:
  * <ul>
- *     <li>spinning within 60 us: p99 1.9-3.5 ms at 10k, 5.6-6.5 ms at 20k, 4.0-5.4 ms at 40k;</li>
- *     <li>parking always: p99 0.6-1.2 ms at 10k, 1.8-5.3 ms at 20k, 1.7-2.5 ms at 40k; p50 at 20k 200-260 us
- *     instead of 140-160, because a park wakes 50-60 us late here;</li>
- *     <li>yielding instead of spinning: in between (1.5-2.3, 2.8-3.5, 2.0-5.4 ms).</li>
+ *     <li>spinning within 60 us: p99 0.6-1.9 ms at 1k, 1.0-2.5 ms at 5k, 1.9-3.5 ms at 10k, 5.6-6.5 ms at 20k,
+ *     4.0-5.4 ms at 40k;</li>
+ *     <li>parking always: p99 0.5-0.7 ms at 1k, 0.5-0.8 ms at 5k, 0.6-1.2 ms at 10k, 1.8-5.3 ms at 20k,
+ *     1.7-2.5 ms at 40k; p50 50 us higher at 1k and 5k and 200-260 us instead of 140-160 at 20k, because a park
+ *     wakes 50-60 us late here;</li>
+ *     <li>yielding instead of spinning: in between (1.5-2.3, 2.8-3.5, 2.0-5.4 ms at 10k, 20k, 40k).</li>
  * </ul>
  * A send that is late is still measured from its intended time, so the cost of parking is in every figure, and the
  * {@code late_p99} column says how late the client itself was.
