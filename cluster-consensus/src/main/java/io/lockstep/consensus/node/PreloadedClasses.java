@@ -37,6 +37,8 @@ final class PreloadedClasses
         "io.lockstep.archive.codecs.RecordingLogHeaderEncoder",
         "io.lockstep.archive.codecs.RecordingLogEntryEncoder",
         "io.lockstep.consensus.storage.FileSnapshotStorage$SnapshotStoreSize",
+        // The first snapshot retention drops.
+        "io.lockstep.consensus.storage.FileSnapshotStorage$DeleteTask",
         // The first purge.
         "io.lockstep.consensus.storage.ArchiveRaftLog$PurgeTask",
         "io.lockstep.consensus.codecs.LogBaseEncoder",

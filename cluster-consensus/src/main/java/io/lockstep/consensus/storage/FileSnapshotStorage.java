@@ -279,24 +279,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
                     closeStream();
                 }
             }
-            writer.execute(() ->
-            {
-                try
-                {
-                    for (final String location : locations)
-                    {
-                        synchronized (recordingLog)
-                        {
-                            recordingLog.removeSnapshot(location);
-                        }
-                        store.delete(location);
-                    }
-                }
-                catch (final RuntimeException ex)
-                {
-                    writeError = ex;
-                }
-            });
+            writer.execute(new DeleteTask(locations));
         }
         return snapshots.isEmpty() ? -1 : snapshots.get(drop).position();
     }
@@ -524,6 +507,36 @@ public final class FileSnapshotStorage implements SnapshotStorage
         public void onFragment(final DirectBuffer buffer, final int offset, final int length)
         {
             out.append(buffer, offset, length);
+        }
+    }
+
+    /** Deletes the snapshots retention dropped; a named class for the reason {@link WriteTask} is one. */
+    private final class DeleteTask implements Runnable
+    {
+        private final List<String> locations;
+
+        DeleteTask(final List<String> locations)
+        {
+            this.locations = locations;
+        }
+
+        public void run()
+        {
+            try
+            {
+                for (final String location : locations)
+                {
+                    synchronized (recordingLog)
+                    {
+                        recordingLog.removeSnapshot(location);
+                    }
+                    store.delete(location);
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                writeError = ex;
+            }
         }
     }
 
