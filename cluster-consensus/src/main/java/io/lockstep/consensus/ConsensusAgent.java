@@ -716,6 +716,10 @@ public final class ConsensusAgent implements Agent
         {
             return;
         }
+        if (null != serviceHooks)
+        {
+            serviceHooks.beforeSnapshotInstall();
+        }
         followerLog.onSnapshotInstalled(position, snapshotTerm, fromLeaderId);
         commitPosition = Math.max(commitPosition, position);
         acks.onSnapshotInstalled(position);

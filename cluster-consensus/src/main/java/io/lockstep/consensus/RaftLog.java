@@ -13,7 +13,7 @@ import org.agrona.DirectBuffer;
  * {@code pending >= appended >= durable}: pending includes frames not yet flushed; appended is written and readable
  * for replication; durable is what the member's durability policy guarantees and may be acknowledged.
  */
-public interface RaftLog extends AutoCloseable
+public interface RaftLog extends BlockSource
 {
     /** Returned by appends when the batch is full: flush, then append again. */
     long BACK_PRESSURED = -2;
@@ -109,11 +109,32 @@ public interface RaftLog extends AutoCloseable
     void truncate(long position);
 
     /**
-     * Hand whole frames from a position, up to a limit and about maxBytes, as one block.
+     * Hand whole frames from a position, up to a limit and about maxBytes, as one block (this log's own reader: for
+     * the thread that writes it).
      *
      * @return log bytes covered (0 if none available).
      */
     int readBlock(long position, long limitPosition, int maxBytes, BlockHandler handler);
+
+    /**
+     * @return a reader for another thread; this default, for logs used by one thread only (the simulation), reads
+     * through {@link #readBlock}.
+     */
+    default BlockSource newBlockSource()
+    {
+        return new BlockSource()
+        {
+            public int readBlock(final long position, final long limitPosition, final int maxBytes,
+                final BlockHandler handler)
+            {
+                return RaftLog.this.readBlock(position, limitPosition, maxBytes, handler);
+            }
+
+            public void close()
+            {
+            }
+        };
+    }
 
     /**
      * Visit every frame from the start (on startup, to rebuild the term index).

@@ -34,6 +34,14 @@ public interface ServiceHooks
     void onShutdownRequest(int endpoint, long correlationId);
 
     /**
+     * A snapshot from the leader is about to be installed, which may reset the log: whatever reads the log on another
+     * thread must stop first (a DEDICATED member's service thread).
+     */
+    default void beforeSnapshotInstall()
+    {
+    }
+
+    /**
      * A snapshot from the leader is installed and the log now starts at its position: state applied so far is
      * replaced by the snapshot's.
      */

@@ -1,12 +1,14 @@
 package io.lockstep.itests;
 
+import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.kv.HistoryOperation;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
 import io.lockstep.examples.kv.LinearizabilityChecker;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -34,8 +36,10 @@ class KeyValueFailoverIT
     @TempDir
     Path dir;
 
-    @Test
-    void historyThroughALeaderKillIsLinearizableAndNothingIsAppliedTwice() throws Exception
+    /** Both threading modes: in DEDICATED the service runs on a thread of its own (see ThreadingSettings). */
+    @ParameterizedTest(name = "lockstep.threading={0}")
+    @ValueSource(strings = { "shared", "dedicated" })
+    void historyThroughALeaderKillIsLinearizableAndNothingIsAppliedTwice(final String threading) throws Exception
     {
         final List<HistoryOperation> history = Collections.synchronizedList(new ArrayList<>());
         final AtomicBoolean stop = new AtomicBoolean();
@@ -44,6 +48,7 @@ class KeyValueFailoverIT
         try (LocalCluster cluster = new LocalCluster(dir, 3, "batch", 1 << 20, KeyValueService.class.getName());
             AdminClient admin = cluster.adminClient())
         {
+            cluster.configureAll(ThreadingSettings.THREADING, threading);
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);
@@ -114,9 +119,9 @@ class KeyValueFailoverIT
                 info += "info".equals(op.status()) ? 1 : 0;
             }
         }
-        Files.write(Path.of("target", "kv-history.jsonl"), lines);
+        Files.write(Path.of("target", "shared".equals(threading) ? "kv-history.jsonl" : "kv-history-" + threading + ".jsonl"), lines);
         final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
-        System.out.println("key-value failover: " + history.size() + " operations (" + ok + " ok, " + info +
+        System.out.println("key-value failover (" + threading + "): " + history.size() + " operations (" + ok + " ok, " + info +
             " info), duplicates applied " + duplicates.get() + ", linearizable " + result.linearizable() + " (" +
             result.detail() + ")");
         assertEquals(0, failures.get(), "clients ran without errors");

@@ -3,9 +3,11 @@ package io.lockstep.itests;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.consensus.node.NodeConfig;
+import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -44,8 +46,10 @@ class SnapshotInstallIT
     @TempDir
     Path dir;
 
-    @Test
-    void aWipedMemberRejoinsThroughInstallSnapshotAndTheLogStaysBounded() throws Exception
+    /** Both threading modes: in DEDICATED the service runs on a thread of its own (see ThreadingSettings). */
+    @ParameterizedTest(name = "lockstep.threading={0}")
+    @ValueSource(strings = { "shared", "dedicated" })
+    void aWipedMemberRejoinsThroughInstallSnapshotAndTheLogStaysBounded(final String threading) throws Exception
     {
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong failures = new AtomicLong();
@@ -56,6 +60,7 @@ class SnapshotInstallIT
         {
             cluster.configureAll(NodeConfig.SNAPSHOT_INTERVAL_BYTES, Long.toString(INTERVAL));
             cluster.configureAll(NodeConfig.SNAPSHOT_KEEP, Integer.toString(KEEP));
+            cluster.configureAll(ThreadingSettings.THREADING, threading);
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);

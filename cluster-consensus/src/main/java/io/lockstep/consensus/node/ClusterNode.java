@@ -6,7 +6,9 @@ import io.lockstep.consensus.storage.ArchiveRaftLog;
 import io.lockstep.consensus.storage.FileElectionState;
 import io.lockstep.consensus.storage.FileSnapshotStorage;
 
+import io.lockstep.cluster.transport.SelectorIdleStrategy;
 import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.consensus.service.ServiceHandoff;
 import io.lockstep.cluster.transport.Member;
 
 import io.lockstep.archive.ArchiveLogConfig;
@@ -38,6 +40,8 @@ public final class ClusterNode implements AutoCloseable
     private final NodeConfig config;
     private final Agent agent;
     private final AgentRunner runner;
+    /** DEDICATED mode's service thread; null in SHARED mode. */
+    private final AgentRunner serviceRunner;
     private final MetricsServer metricsServer;
     private final io.lockstep.consensus.MemberMetrics metrics;
 
@@ -88,12 +92,13 @@ public final class ClusterNode implements AutoCloseable
             new SystemEpochNanoClock(), transport, raftLog,
             electionState, new Random(seed));
         this.metrics = consensus.metrics();
+        final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
             new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
                 config.snapshotKeep(), new SystemNanoClock()),
             TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
-            new BackoffIdleStrategy());
+            new BackoffIdleStrategy(), handoff);
         if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
         {
             member.clientAuthenticator(config.security().authenticator());
@@ -141,7 +146,12 @@ public final class ClusterNode implements AutoCloseable
 
             public void onClose()
             {
+                // Pauses a DEDICATED member's service thread before the log closes; that thread stops after.
                 agent.onClose();
+                if (null != serviceRunner)
+                {
+                    serviceRunner.close();
+                }
             }
 
             public String roleName()
@@ -149,8 +159,27 @@ public final class ClusterNode implements AutoCloseable
                 return agent.roleName();
             }
         };
-        runner = new AgentRunner(config.idle().newIdleStrategy(transport),
-            t -> { }, null, guarded);
+        final org.agrona.concurrent.IdleStrategy idle = config.idle().newIdleStrategy(transport);
+        if (null != handoff)
+        {
+            // The service thread's output ends the consensus thread's wait in its selector.
+            handoff.wakeConsensus(transport::wakeup);
+            if (idle instanceof SelectorIdleStrategy selectorIdle)
+            {
+                selectorIdle.sleepGuard(handoff);
+            }
+            serviceRunner = new AgentRunner(config.threading().newServiceIdleStrategy(handoff), t -> { }, null,
+                ((io.lockstep.consensus.service.ServiceMember)agent).serviceAgent());
+        }
+        else
+        {
+            serviceRunner = null;
+        }
+        runner = new AgentRunner(idle, t -> { }, null, guarded);
+        if (null != serviceRunner)
+        {
+            AgentRunner.startOnThread(serviceRunner);
+        }
         thread = AgentRunner.startOnThread(runner);
         metricsServer = startMetrics(config, consensus);
     }

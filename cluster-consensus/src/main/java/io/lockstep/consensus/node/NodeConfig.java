@@ -50,6 +50,9 @@ import java.util.Properties;
  *                             (default false: a fresh cluster's members elect their first leader)
  * lockstep.idle               how the member's thread waits with nothing to do: selector (default), yield or spin;
  *                             lockstep.idle.spins and lockstep.idle.yields tune selector (see IdleSettings)
+ * lockstep.threading          shared (default: one thread per member) or dedicated (the service on a thread of its
+ *                             own, for machines with cores to spare); lockstep.service.idle: how that thread waits,
+ *                             park (default), yield or spin (see ThreadingSettings)
  * lockstep.listen.address     the address this member listens on, when it is not the one peers dial (in a
  *                             container: 0.0.0.0, while peers dial its name); default: its address in members
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
@@ -77,7 +80,8 @@ public record NodeConfig(
     boolean standbySync,
     boolean join,
     int standbyRelay,
-    IdleSettings idle)
+    IdleSettings idle,
+    ThreadingSettings threading)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -225,7 +229,19 @@ public record NodeConfig(
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),
-            IdleSettings.parse(source, p));
+            IdleSettings.parse(source, p), threading(source, p, service));
+    }
+
+    private static ThreadingSettings threading(final String source, final Properties p, final String service)
+        throws ConfigException
+    {
+        final ThreadingSettings threading = ThreadingSettings.parse(source, p);
+        if (threading.dedicated() && service.isEmpty())
+        {
+            throw new ConfigException(source + ": " + ThreadingSettings.THREADING + "=dedicated needs a service (" +
+                SERVICE + "): a member without one has no service thread to run");
+        }
+        return threading;
     }
 
     private static int standbyRelay(final String source, final Properties p, final List<Member> members)

@@ -10,6 +10,7 @@ import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
+import io.lockstep.consensus.BlockSource;
 import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.log.ClusterAction;
@@ -64,6 +65,24 @@ public final class ServiceContainer implements Cluster
 
         /** The service asked to close a session: the leader appends a session-close entry. */
         void onCloseRequested(long sessionId);
+
+        /**
+         * The service scheduled a timer (whatever the table answered). Only a DEDICATED service thread's outbox needs
+         * this and the two below: it records what the service did, for the consensus thread's copy of the tables.
+         */
+        default void onTimerScheduled(long correlationId, long deadline)
+        {
+        }
+
+        /** The service cancelled a timer (whatever the table answered). */
+        default void onTimerCancelled(long correlationId)
+        {
+        }
+
+        /** The service offered a service message (whatever the queue answered). */
+        default void onServiceMessageOffered(DirectBuffer buffer, int offset, int length)
+        {
+        }
 
         /** Drops everything: for replaying a log outside a cluster (checks, benchmarks). */
         Outbox DISCARD = new Outbox()
@@ -153,7 +172,7 @@ public final class ServiceContainer implements Cluster
 
     private final int memberId;
     private final ClusteredService service;
-    private final RaftLog log;
+    private final BlockSource log;
     private final SessionTable sessions;
     private final TimerTable timers;
     private final ServiceMessageQueue serviceMessages = new ServiceMessageQueue(1024);
@@ -179,6 +198,9 @@ public final class ServiceContainer implements Cluster
     private ImageSource imageSource = (position, term, timestamp, sizeHint) ->
         new SnapshotImage(position, term, timestamp, sizeHint);
     private long lastSnapshotPosition = -1;
+    private boolean serialisesSnapshots = true;
+    private boolean stopAfterSnapshot;
+    private long snapshotsTaken;
     private int lastImageLength = 64 * 1024;
     private long entryTerm;
     private ClusterRole role = ClusterRole.FOLLOWER;
@@ -199,7 +221,7 @@ public final class ServiceContainer implements Cluster
     public ServiceContainer(
         final int memberId,
         final ClusteredService service,
-        final RaftLog log,
+        final BlockSource log,
         final long startPosition,
         final SessionTable sessions,
         final TimerTable timers,
@@ -210,6 +232,7 @@ public final class ServiceContainer implements Cluster
         this.service = service;
         this.log = log;
         this.appliedPosition = startPosition;
+        this.entryEndPosition = startPosition;
         this.sessions = sessions;
         this.timers = timers;
         this.outbox = outbox;
@@ -271,6 +294,24 @@ public final class ServiceContainer implements Cluster
     public void imageSource(final ImageSource source)
     {
         this.imageSource = source;
+    }
+
+    /**
+     * The consensus thread's copy of a DEDICATED member's container takes no snapshots of its own (the service
+     * thread's container does): at a snapshot entry it only notes the position.
+     */
+    void serialisesSnapshots(final boolean serialises)
+    {
+        this.serialisesSnapshots = serialises;
+    }
+
+    /**
+     * A DEDICATED service thread's container ends an {@link #apply} call at each snapshot it takes, so that at most
+     * one image is in flight to the consensus thread per call.
+     */
+    void stopAfterSnapshot(final boolean stop)
+    {
+        this.stopAfterSnapshot = stop;
     }
 
     /**
@@ -397,12 +438,16 @@ public final class ServiceContainer implements Cluster
 
     public boolean scheduleTimer(final long correlationId, final long deadline)
     {
-        return timers.schedule(correlationId, deadline);
+        final boolean scheduled = timers.schedule(correlationId, deadline);
+        outbox.onTimerScheduled(correlationId, deadline);
+        return scheduled;
     }
 
     public boolean cancelTimer(final long correlationId)
     {
-        return timers.cancel(correlationId);
+        final boolean cancelled = timers.cancel(correlationId);
+        outbox.onTimerCancelled(correlationId);
+        return cancelled;
     }
 
     public ClientSession getClientSession(final long sessionId)
@@ -431,6 +476,7 @@ public final class ServiceContainer implements Cluster
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         final long id = serviceMessages.offer(buffer, offset, length);
+        outbox.onServiceMessageOffered(buffer, offset, length);
         return id < 0 ? Cluster.BACK_PRESSURED : id;
     }
 
@@ -458,10 +504,16 @@ public final class ServiceContainer implements Cluster
             final int aligned = FrameDescriptor.alignedLength(frameLength);
             entryEndPosition = position + aligned;
             entryTerm = buffer.getLong(o + FrameDescriptor.TERM_OFFSET, LITTLE_ENDIAN);
+            final long snapshotsBefore = snapshotsTaken;
             applyEntry(type, buffer, o + HEADER_LENGTH, frameLength - HEADER_LENGTH);
             position += aligned;
             o += aligned;
             appliedPosition = position;
+            if (stopAfterSnapshot && snapshotsTaken != snapshotsBefore)
+            {
+                // The image must reach the consensus thread before another can be taken: end this apply here.
+                return;
+            }
         }
         appliedPosition = endPosition;
     }
@@ -628,12 +680,18 @@ public final class ServiceContainer implements Cluster
 
     private void takeSnapshot()
     {
+        if (!serialisesSnapshots)
+        {
+            lastSnapshotPosition = entryEndPosition;
+            return;
+        }
         final long startNs = pauseClock.nanoTime();
         final SnapshotImage image = imageSource.image(entryEndPosition, entryTerm, entryTimestamp, lastImageLength);
         containerSnapshot.write(image, sessions, timers, serviceMessages, suspended);
         service.onTakeSnapshot(image);
         lastImageLength = image.encodedLength() + 64 * 1024;
         lastSnapshotPosition = entryEndPosition;
+        snapshotsTaken++;
         if (null != snapshotTaken)
         {
             snapshotTaken.onSnapshotTaken(image, pauseClock.nanoTime() - startNs);

@@ -64,6 +64,8 @@ public final class ServiceMember implements Agent, ServiceHooks
     private final int egressBufferBytes;
     private final int maxTimers;
     private final IdleStrategy idleStrategy;
+    /** DEDICATED mode's consensus-thread side; null in SHARED mode. */
+    private final ServiceThreadBridge bridge;
     private final UnsafeBuffer actionBuffer = new UnsafeBuffer(new byte[64]);
     private final ClusterActionRequestEncoder actionEncoder = new ClusterActionRequestEncoder();
     private final MessageHeaderEncoder actionHeader = new MessageHeaderEncoder();
@@ -137,7 +139,34 @@ public final class ServiceMember implements Agent, ServiceHooks
         final int maxTimers,
         final IdleStrategy idleStrategy)
     {
+        this(consensus, transport, log, serviceFactory, storage, settings, sessionTimeoutNs, maxSessions,
+            egressBufferBytes, maxTimers, idleStrategy, null);
+    }
+
+    /**
+     * As the constructor above, in the DEDICATED threading mode if a handoff is given: the service runs on a thread
+     * of its own, {@link #serviceAgent()}, which the caller runs (on a thread, or interleaved with this one when the
+     * handoff says so).
+     *
+     * @param handoff shared with the service thread, or null for SHARED (one thread runs everything).
+     */
+    public ServiceMember(
+        final ConsensusAgent consensus,
+        final Transport transport,
+        final RaftLog log,
+        final Supplier<ClusteredService> serviceFactory,
+        final SnapshotStorage storage,
+        final SnapshotSettings settings,
+        final long sessionTimeoutNs,
+        final int maxSessions,
+        final int egressBufferBytes,
+        final int maxTimers,
+        final IdleStrategy idleStrategy,
+        final ServiceHandoff handoff)
+    {
         this.consensus = consensus;
+        this.bridge = null == handoff ? null : new ServiceThreadBridge(consensus.memberId(), handoff,
+            this::onSnapshotTaken, this::imageInUse);
         this.transport = transport;
         this.log = log;
         this.serviceFactory = serviceFactory;
@@ -189,6 +218,14 @@ public final class ServiceMember implements Agent, ServiceHooks
         consensus.appVersion(service.appVersion());
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
         sessions.authenticator(authenticator);
+        if (null != bridge)
+        {
+            container = bridge.start(service, log, null == image ? log.startPosition() : image.logPosition(), image,
+                sessions, maxSessions, egressBufferBytes, maxTimers, idleStrategy, settings.pauseClock());
+            sessions.container(container);
+            consensus.clientIngress(sessions);
+            return;
+        }
         container = new ServiceContainer(consensus.memberId(), service, log,
             null == image ? log.startPosition() : image.logPosition(), new SessionTable(maxSessions, egressBufferBytes),
             new TimerTable(maxTimers), sessions, idleStrategy);
@@ -220,13 +257,21 @@ public final class ServiceMember implements Agent, ServiceHooks
     public int doWork()
     {
         int work = consensus.doWork();
-        container.roleChanged(switch (consensus.role())
+        final ClusterRole role = switch (consensus.role())
         {
             case LEADER -> ClusterRole.LEADER;
             case CANDIDATE -> ClusterRole.CANDIDATE;
             default -> ClusterRole.FOLLOWER;
-        });
-        work += container.apply(consensus.commitPosition(), 1 << 20);
+        };
+        if (null == bridge)
+        {
+            container.roleChanged(role);
+            work += container.apply(consensus.commitPosition(), 1 << 20);
+        }
+        else
+        {
+            work += bridge.doWork(consensus.commitPosition(), role);
+        }
         work += sessions.doWork();
         if (toolRequests > 0)
         {
@@ -236,6 +281,10 @@ public final class ServiceMember implements Agent, ServiceHooks
         {
             work += snapshotDuties();
             checkShutdown();
+        }
+        if (null != bridge)
+        {
+            bridge.releaseImages();
         }
         work += transport.flush(consensus.nowNs());
         final MemberMetrics metrics = consensus.metrics();
@@ -393,6 +442,14 @@ public final class ServiceMember implements Agent, ServiceHooks
      * The image for the next snapshot: one storage is not writing. A waiting image is about to be replaced by this
      * snapshot anyway, so it may be reused.
      */
+    /**
+     * DEDICATED: whether an image the service thread filled is still needed here (being written, or waiting to be).
+     */
+    private boolean imageInUse(final SnapshotImage image)
+    {
+        return image == pendingImage || (image == writingImage && null != storage && storage.isWriting());
+    }
+
     private SnapshotImage freeImage(final long logPosition, final long term, final long timestamp, final int sizeHint)
     {
         if (null == storage)
@@ -426,9 +483,37 @@ public final class ServiceMember implements Agent, ServiceHooks
         return container.appliedPosition();
     }
 
+    /**
+     * In DEDICATED mode the state is hashed where the service thread last stopped applying (at {@link
+     * #hashedPosition()}), which may trail {@link #appliedPosition()} under load; they meet when the member is idle.
+     */
     public long stateHash()
     {
-        return container.stateHash() * 31 + service.stateHash();
+        return null == bridge ? container.stateHash() * 31 + service.stateHash() : bridge.stateHash();
+    }
+
+    /**
+     * @return the position {@link #stateHash()} is the state at (-1 before the first, in DEDICATED mode).
+     */
+    public long hashedPosition()
+    {
+        return null == bridge ? container.appliedPosition() : bridge.hashedPosition();
+    }
+
+    /**
+     * @return the service thread's agent in DEDICATED mode, for the caller to run; null in SHARED mode.
+     */
+    public ServiceThreadAgent serviceAgent()
+    {
+        return null == bridge ? null : bridge.agent();
+    }
+
+    public void beforeSnapshotInstall()
+    {
+        if (null != bridge)
+        {
+            bridge.pause();
+        }
     }
 
     public void onSnapshotRequest(final int endpoint, final long correlationId)
@@ -472,10 +557,21 @@ public final class ServiceMember implements Agent, ServiceHooks
     public void onSnapshotInstalled(final SnapshotStorage.Loaded snapshot)
     {
         consensus.observeLogTime(snapshot.image().timestamp());
-        service.onTerminate(container);
+        if (null == bridge)
+        {
+            service.onTerminate(container);
+        }
+        else
+        {
+            bridge.terminateService();
+        }
         pendingImage = null;
         retainedFor = -1;
         startContainer(snapshot.image());
+        if (null != bridge)
+        {
+            bridge.resume(snapshot.image().logPosition());
+        }
         LOGGER.log(System.Logger.Level.INFO, "member {0} restarted its service from the installed snapshot at {1}",
             consensus.memberId(), snapshot.image().logPosition());
     }
@@ -484,6 +580,12 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     public void onClose()
     {
+        if (null != bridge)
+        {
+            // The service thread stops reading the log before it is closed; the service then stops here.
+            bridge.pause();
+            bridge.terminateService();
+        }
         container.terminate();
         consensus.onClose();
         if (null != storage)

@@ -6,6 +6,7 @@ import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.MemoryElectionState;
+import io.lockstep.consensus.service.ServiceHandoff;
 import io.lockstep.consensus.service.ServiceMember;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.NoOpIdleStrategy;
@@ -57,6 +58,7 @@ public final class SimServiceCluster
     private final Long2LongHashMap leaderOfTerm = new Long2LongHashMap(Long.MIN_VALUE);
     private final Supplier<ClusteredService> services;
     private final boolean snapshots;
+    private final boolean dedicated;
     private final int keep;
     private final int egressBufferBytes;
     private long nowNs = TimeUnit.SECONDS.toNanos(1);
@@ -120,6 +122,7 @@ public final class SimServiceCluster
         this.random = new Random(seed);
         this.services = services;
         this.snapshots = snapshots;
+        this.dedicated = dedicated(seed);
         this.keep = 1 + random.nextInt(2);
         final int[] endpoints = new int[size + clients];
         for (int i = 0; i < size; i++)
@@ -142,6 +145,31 @@ public final class SimServiceCluster
         {
             start(i);
         }
+    }
+
+    /**
+     * Odd seeds run every member in the DEDICATED threading mode, even ones SHARED; {@code -Dlockstep.sim.threading}
+     * = {@code shared} or {@code dedicated} runs all seeds in one mode. In DEDICATED mode each member's service agent
+     * runs 0-2 times after each of its consensus duty cycles, as the seed decides: the service thread running ahead,
+     * behind, or in step.
+     */
+    static boolean dedicated(final long seed)
+    {
+        final String mode = System.getProperty("lockstep.sim.threading", "mixed");
+        return switch (mode)
+        {
+            case "shared" -> false;
+            case "dedicated" -> true;
+            default -> (seed & 1) == 1;
+        };
+    }
+
+    /**
+     * @return true if this run's members run in the DEDICATED threading mode.
+     */
+    public boolean isDedicated()
+    {
+        return dedicated;
     }
 
     /**
@@ -233,12 +261,14 @@ public final class SimServiceCluster
             // Snapshots every few KiB and purge units of 4 KiB: members crashed for a while need an install.
             running[i] = new ServiceMember(consensus, transport, logs[i], services, storages[i],
                 new ServiceMember.SnapshotSettings(4096 + random.nextInt(8192), keep, () -> 0),
-                TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy());
+                TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy(),
+                dedicated ? new ServiceHandoff(false) : null);
         }
         else
         {
-            running[i] = new ServiceMember(consensus, transport, logs[i], services.get(),
-                TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy());
+            running[i] = new ServiceMember(consensus, transport, logs[i], services, null,
+                new ServiceMember.SnapshotSettings(0, 1, () -> 0), TimeUnit.SECONDS.toNanos(30), 64,
+                egressBufferBytes, 64, new NoOpIdleStrategy(), dedicated ? new ServiceHandoff(false) : null);
         }
     }
 
@@ -453,6 +483,13 @@ public final class SimServiceCluster
             {
                 storages[i].tick();
                 running[i].doWork();
+                if (dedicated)
+                {
+                    for (int n = random.nextInt(3); n > 0; n--)
+                    {
+                        running[i].serviceAgent().doWork();
+                    }
+                }
                 checkOneLeaderPerTerm(i);
                 if (!promoted || onPromotedHistory(i))
                 {
@@ -525,8 +562,12 @@ public final class SimServiceCluster
 
     private void checkSameStateAtSamePosition(final int i)
     {
-        final long position = running[i].container().appliedPosition();
-        final long hash = running[i].service().stateHash() * 31 + running[i].container().stateHash();
+        final long position = running[i].hashedPosition();
+        if (position < 0)
+        {
+            return;
+        }
+        final long hash = running[i].stateHash();
         final long seen = hashAtPosition.get(position);
         if (Long.MIN_VALUE == seen)
         {

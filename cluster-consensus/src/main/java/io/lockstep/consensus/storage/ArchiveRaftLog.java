@@ -1,6 +1,7 @@
 package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.consensus.BlockSource;
 import io.lockstep.consensus.RaftLog;
 
 import io.lockstep.archive.ArchiveLog;
@@ -310,6 +311,34 @@ public final class ArchiveRaftLog implements RaftLog
     {
         reader.seek(position);
         return reader.readBlock(handler, limitPosition, maxBytes);
+    }
+
+    public BlockSource newBlockSource()
+    {
+        return new CommittedReader(log.newReader(log.startPosition()));
+    }
+
+    /** A reader of its own, for the service thread: {@link LogReader}s run beside the writer on any thread. */
+    private static final class CommittedReader implements BlockSource
+    {
+        private final LogReader reader;
+
+        CommittedReader(final LogReader reader)
+        {
+            this.reader = reader;
+        }
+
+        public int readBlock(final long position, final long limitPosition, final int maxBytes,
+            final BlockHandler handler)
+        {
+            reader.seek(position);
+            return reader.readBlock(handler, limitPosition, maxBytes);
+        }
+
+        public void close()
+        {
+            reader.close();
+        }
     }
 
     public void scan(final FrameVisitor visitor)

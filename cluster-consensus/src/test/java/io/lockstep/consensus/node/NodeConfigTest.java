@@ -57,6 +57,20 @@ class NodeConfigTest
     }
 
     @Test
+    void theThreadingModeIsChosenByKeyAndItsMistakesAreNamed() throws Exception
+    {
+        assertEquals(ThreadingSettings.DEFAULT, NodeConfig.load(write(GOOD), new Properties()).threading());
+        final String service = GOOD + "lockstep.service=io.lockstep.Example\n";
+        assertEquals(new ThreadingSettings(true, "spin"), NodeConfig.load(write(service +
+            "lockstep.threading=DEDICATED\nlockstep.service.idle=spin\n"), new Properties()).threading());
+        assertError("lockstep.threading must be shared or dedicated, not 'both'", service + "lockstep.threading=both\n");
+        assertError("lockstep.service.idle must be park, yield or spin, not 'sleep'", service +
+            "lockstep.threading=dedicated\nlockstep.service.idle=sleep\n");
+        assertError("lockstep.threading=dedicated needs a service (lockstep.service)", GOOD +
+            "lockstep.threading=dedicated\n");
+    }
+
+    @Test
     void systemPropertiesOverrideTheFile() throws Exception
     {
         final Properties overrides = new Properties();

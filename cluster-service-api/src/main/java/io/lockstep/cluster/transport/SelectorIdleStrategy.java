@@ -11,12 +11,43 @@ import org.agrona.concurrent.IdleStrategy;
  */
 public final class SelectorIdleStrategy implements IdleStrategy
 {
+    /**
+     * Work that does not arrive on a socket but must end the wait: another thread's output (a DEDICATED member's
+     * service thread). It is told before the wait and after, and wakes the selector ({@link TcpTransport#wakeup})
+     * when it has work while the wait runs.
+     */
+    public interface SleepGuard
+    {
+        /**
+         * Mark the thread as about to wait, then look for work once more.
+         *
+         * @return true to wait; false if work arrived (the mark is cleared).
+         */
+        boolean beforeSleep();
+
+        /** The wait is over. */
+        void afterSleep();
+    }
+
+    private static final SleepGuard NO_GUARD = new SleepGuard()
+    {
+        public boolean beforeSleep()
+        {
+            return true;
+        }
+
+        public void afterSleep()
+        {
+        }
+    };
+
     private final TcpTransport transport;
     private final int maxSpins;
     private final int maxYields;
     private final long maxWaitMs;
     private int spins;
     private int yields;
+    private SleepGuard guard = NO_GUARD;
 
     /**
      * @param transport whose sockets to wait on.
@@ -60,10 +91,21 @@ public final class SelectorIdleStrategy implements IdleStrategy
             yields++;
             Thread.yield();
         }
-        else
+        else if (guard.beforeSleep())
         {
             transport.awaitReady(maxWaitMs);
+            guard.afterSleep();
         }
+    }
+
+    /**
+     * @param guard told before and after each wait in the selector (set before the thread starts).
+     * @return this.
+     */
+    public SelectorIdleStrategy sleepGuard(final SleepGuard guard)
+    {
+        this.guard = guard;
+        return this;
     }
 
     public void reset()

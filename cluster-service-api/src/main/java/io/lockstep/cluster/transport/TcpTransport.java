@@ -220,6 +220,14 @@ public final class TcpTransport implements Transport
     }
 
     /**
+     * End a wait in {@link #awaitReady} now, or the next one at once if none is running. Any thread.
+     */
+    public void wakeup()
+    {
+        selector.wakeup();
+    }
+
+    /**
      * @param listener told, besides the log, each reason a connection is refused or dropped.
      * @return this.
      */
