@@ -4,6 +4,8 @@ import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.service.ServiceHandoff;
+import io.lockstep.consensus.service.ServiceIdleStrategy;
 import io.lockstep.consensus.service.ServiceMember;
 import io.lockstep.examples.EchoService;
 import io.lockstep.consensus.tool.AdminClient;
@@ -16,7 +18,6 @@ import io.lockstep.consensus.TimeoutProfile;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -46,7 +47,18 @@ public final class ConsensusAllocationBenchmark
     public static void main(final String[] args) throws Exception
     {
         java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
-        final int appends = args.length == 2 && "--appends".equals(args[0]) ? Integer.parseInt(args[1]) : 20_000;
+        int appends = 20_000;
+        boolean dedicated = false;
+        for (int a = 0; a + 1 < args.length; a += 2)
+        {
+            switch (args[a])
+            {
+                case "--appends" -> appends = Integer.parseInt(args[a + 1]);
+                case "--threading" -> dedicated = "dedicated".equals(args[a + 1]);
+                default -> throw new IllegalArgumentException("usage: bench alloc [--appends N] " +
+                    "[--threading shared|dedicated]");
+            }
+        }
         final Path root = Files.createTempDirectory("lockstep-alloc");
         final List<Member> members = new ArrayList<>();
         for (int i = 0; i < 3; i++)
@@ -59,6 +71,7 @@ public final class ConsensusAllocationBenchmark
         final List<AgentRunner> runners = new ArrayList<>();
         final List<ConsensusAgent> agents = new ArrayList<>();
         final List<ServiceMember> services = new ArrayList<>();
+        final List<AgentRunner> serviceRunners = new ArrayList<>();
         try
         {
             for (int i = 0; i < 3; i++)
@@ -71,12 +84,21 @@ public final class ConsensusAllocationBenchmark
                     io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
                 final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
                 final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
-                    new SystemEpochNanoClock(), transport, raftLog,
+                    io.lockstep.consensus.node.ClusterNode.newWallClock(), transport, raftLog,
                     new FileElectionState(root.resolve("node" + i)), new Random(i));
                 agents.add(agent);
-                final ServiceMember member = new ServiceMember(agent, transport, raftLog, new EchoService(),
-                    TimeUnit.SECONDS.toNanos(10), 16, 256 * 1024, 1024, new BackoffIdleStrategy());
+                final ServiceHandoff handoff = dedicated ? new ServiceHandoff(true) : null;
+                final ServiceMember member = new ServiceMember(agent, transport, raftLog, EchoService::new, null,
+                    new ServiceMember.SnapshotSettings(0, 1, () -> 0), TimeUnit.SECONDS.toNanos(10), 16, 256 * 1024,
+                    1024, new BackoffIdleStrategy(), handoff);
                 services.add(member);
+                if (dedicated)
+                {
+                    final AgentRunner serviceRunner = new AgentRunner(new ServiceIdleStrategy(handoff, 100, 10),
+                        Throwable::printStackTrace, null, member.serviceAgent());
+                    AgentRunner.startOnThread(serviceRunner);
+                    serviceRunners.add(serviceRunner);
+                }
                 final AgentRunner runner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
                     member);
                 AgentRunner.startOnThread(runner);
@@ -90,9 +112,11 @@ public final class ConsensusAllocationBenchmark
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 drive(client, payload, appends);
                 long[] before = allocated(threads, runners);
+                long[] serviceBefore = allocated(threads, serviceRunners);
                 drive(client, payload, appends);
                 System.out.printf(Locale.ROOT, "consensus allocation over %d committed 288-byte appends:%n", appends);
-                report(threads, runners, agents, before, appends, "append");
+                report(threads, runners, agents, before, appends, "append", "member");
+                report(threads, serviceRunners, agents, serviceBefore, appends, "append", "service");
             }
 
             final long[] echoed = new long[1];
@@ -105,6 +129,7 @@ public final class ConsensusAllocationBenchmark
                 final UnsafeBuffer payload = new UnsafeBuffer(new byte[288]);
                 echo(session, payload, echoed, appends);
                 final long[] before = allocated(threads, runners);
+                final long[] serviceBefore = allocated(threads, serviceRunners);
                 // The client runs on this thread: what a gateway pays per message on its own hot path.
                 final long clientBefore = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
                 echo(session, payload, echoed, appends);
@@ -112,7 +137,8 @@ public final class ConsensusAllocationBenchmark
                     clientBefore;
                 System.out.printf(Locale.ROOT, "session path allocation over %d 288-byte client messages echoed by " +
                     "the service:%n", appends);
-                report(threads, runners, agents, before, appends, "session");
+                report(threads, runners, agents, before, appends, "session", "member");
+                report(threads, serviceRunners, agents, serviceBefore, appends, "session", "service");
                 System.out.printf(Locale.ROOT, "lockstep mode=alloc path=session side=client allocated_bytes=%d " +
                     "bytes_per_message=%.3f%n", clientBytes, (double)clientBytes / appends);
             }
@@ -120,6 +146,7 @@ public final class ConsensusAllocationBenchmark
         finally
         {
             runners.forEach(AgentRunner::close);
+            serviceRunners.forEach(AgentRunner::close);
             TempDirs.deleteTree(root);
         }
     }
@@ -141,14 +168,15 @@ public final class ConsensusAllocationBenchmark
         final List<ConsensusAgent> agents,
         final long[] before,
         final int messages,
-        final String path)
+        final String path,
+        final String thread)
     {
         for (int i = 0; i < runners.size(); i++)
         {
             final long bytes = threads.getThreadAllocatedBytes(runners.get(i).thread().getId()) - before[i];
             final String role = Role.LEADER == agents.get(i).role() ? "leader" : "follower";
-            System.out.printf(Locale.ROOT, "lockstep mode=alloc path=%s member=%d role=%s allocated_bytes=%d " +
-                "bytes_per_message=%.3f%n", path, i, role, bytes, (double)bytes / messages);
+            System.out.printf(Locale.ROOT, "lockstep mode=alloc path=%s member=%d role=%s thread=%s " +
+                "allocated_bytes=%d bytes_per_message=%.3f%n", path, i, role, thread, bytes, (double)bytes / messages);
         }
     }
 

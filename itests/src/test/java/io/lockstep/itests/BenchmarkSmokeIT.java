@@ -60,15 +60,21 @@ class BenchmarkSmokeIT
     }
 
     @Test
-    void allocationBenchmarkCoversTheAppendAndSessionPaths() throws Exception
+    void allocationBenchmarkCoversTheAppendAndSessionPathsInBothThreadingModes() throws Exception
     {
-        final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.ConsensusAllocationBenchmark",
-            "--appends", "2000");
-        assertEquals(0, result.exitCode(), result.output());
-        for (final String path : new String[]{ "append", "session" })
+        for (final String threading : new String[]{ "shared", "dedicated" })
         {
-            assertTrue(result.output().matches("(?s).*lockstep mode=alloc path=" + path +
-                " member=\\d role=leader allocated_bytes=\\d+ bytes_per_message=[0-9.]+.*"), result.output());
+            final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.ConsensusAllocationBenchmark",
+                "--appends", "2000", "--threading", threading);
+            assertEquals(0, result.exitCode(), result.output());
+            for (final String path : new String[]{ "append", "session" })
+            {
+                assertTrue(result.output().matches("(?s).*lockstep mode=alloc path=" + path +
+                    " member=\\d role=leader thread=member allocated_bytes=\\d+ bytes_per_message=[0-9.]+.*"),
+                    result.output());
+                assertEquals("dedicated".equals(threading), result.output().matches("(?s).*lockstep mode=alloc path=" +
+                    path + " member=\\d role=leader thread=service allocated_bytes=\\d+ .*"), result.output());
+            }
         }
     }
 }

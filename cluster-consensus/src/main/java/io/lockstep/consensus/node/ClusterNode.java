@@ -16,7 +16,7 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.SystemEpochNanoClock;
+import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.nio.file.Files;
@@ -89,7 +89,7 @@ public final class ClusterNode implements AutoCloseable
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
-            new SystemEpochNanoClock(), transport, raftLog,
+            newWallClock(), transport, raftLog,
             electionState, new Random(seed));
         this.metrics = consensus.metrics();
         final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
@@ -182,6 +182,14 @@ public final class ClusterNode implements AutoCloseable
         }
         thread = AgentRunner.startOnThread(runner);
         metricsServer = startMetrics(config, consensus);
+    }
+
+    /**
+     * @return a new wall clock for a member's log time, which allocates nothing ({@link SampledWallClock}).
+     */
+    public static EpochNanoClock newWallClock()
+    {
+        return new SampledWallClock();
     }
 
     /**

@@ -117,13 +117,15 @@ final class EffectRecorder implements ServiceContainer.Outbox, ServiceContainer.
     }
 
     /**
-     * The service's own state hash at a position where applying stopped (tagged with that position, so the copy's
-     * tables are hashed at the same one).
+     * The container's and the service's state hashes at a position where applying stopped, computed here so that the
+     * consensus thread does not walk tables for them (tagged with the position, where the copy stands when it reads
+     * this).
      */
-    void stateHash(final long appliedPosition, final long hash)
+    void stateHash(final long appliedPosition, final long containerHash, final long serviceHash)
     {
-        final int index = claim(STATE_HASH, FIRST_OFFSET + 8, appliedPosition);
-        buffer.putLong(index + FIRST_OFFSET, hash);
+        final int index = claim(STATE_HASH, SECOND_OFFSET + 8, appliedPosition);
+        buffer.putLong(index + FIRST_OFFSET, containerHash);
+        buffer.putLong(index + SECOND_OFFSET, serviceHash);
         ring.commit(index);
     }
 

@@ -20,8 +20,8 @@ final class EffectReplay implements MessageHandler
     /** Listens for the records that are not effects on the tables. */
     interface Listener
     {
-        /** The service thread's state hash at a position, with the copy's tables at the same one. */
-        void onStateHash(long position, long serviceHash);
+        /** The service thread's container and service state hashes at a position (the copy stands there too). */
+        void onStateHash(long position, long containerHash, long serviceHash);
 
         /** A snapshot image is filled and handed over. */
         void onSnapshot(int imageIndex, long pauseNs);
@@ -113,7 +113,15 @@ final class EffectReplay implements MessageHandler
             case EffectRecorder.CLOSE_REQUESTED -> copy.closeClientSession(first);
             case EffectRecorder.SERVICE_MESSAGE -> copy.offer(buffer, index + EffectRecorder.SERVICE_MESSAGE_PAYLOAD_OFFSET,
                 length - EffectRecorder.SERVICE_MESSAGE_PAYLOAD_OFFSET);
-            case EffectRecorder.STATE_HASH -> listener.onStateHash(copy.appliedPosition(), first);
+            case EffectRecorder.STATE_HASH ->
+            {
+                final long containerHash = first;
+                // Tests run with assertions: the copy must hold what the service thread's container holds.
+                assert copy.stateHash() == containerHash : "member " + copy.memberId() + ": the consensus thread's " +
+                    "copy of the container differs from the service thread's at log position " + copy.appliedPosition();
+                listener.onStateHash(copy.appliedPosition(), containerHash,
+                    buffer.getLong(index + EffectRecorder.SECOND_OFFSET));
+            }
             case EffectRecorder.SNAPSHOT ->
                 listener.onSnapshot((int)first, buffer.getLong(index + EffectRecorder.SECOND_OFFSET));
             default -> throw new IllegalStateException("unknown effect record type " + type);

@@ -86,7 +86,7 @@ public final class ServiceThreadAgent implements Agent
         {
             // Applying has stopped for now: hash here, once, so that status can compare members.
             hashedPosition = container.appliedPosition();
-            recorder.stateHash(hashedPosition, service.stateHash());
+            recorder.stateHash(hashedPosition, container.stateHash(), service.stateHash());
             work++;
         }
         if (recorder.takeWritten() || work > 0)

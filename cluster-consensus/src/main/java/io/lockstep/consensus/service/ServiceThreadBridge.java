@@ -180,10 +180,10 @@ final class ServiceThreadBridge implements EffectReplay.Listener
         return hashedState;
     }
 
-    public void onStateHash(final long position, final long serviceHash)
+    public void onStateHash(final long position, final long containerHash, final long serviceHash)
     {
         hashedPosition = position;
-        hashedState = copy.stateHash() * 31 + serviceHash;
+        hashedState = containerHash * 31 + serviceHash;
     }
 
     public void onSnapshot(final int imageIndex, final long pauseNs)

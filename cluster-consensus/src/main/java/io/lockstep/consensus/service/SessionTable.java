@@ -233,8 +233,10 @@ public final class SessionTable
     public long stateHash()
     {
         long h = 0xcbf29ce484222325L ^ nextSessionId;
-        for (final Session s : sessions.values())
+        // Indexed (id order, as the map's), not iterated: hashed at every pause in applying, without allocating.
+        for (int i = 0, size = inOrder.size(); i < size; i++)
         {
+            final Session s = inOrder.get(i);
             h = (h ^ s.id) * 0x100000001b3L;
             h = (h ^ s.appliedSequence) * 0x100000001b3L;
             h = (h ^ s.egress.nextSequence()) * 0x100000001b3L;

@@ -136,6 +136,11 @@ public final class TimerTable
     public long stateHash()
     {
         long h = 0xcbf29ce484222325L;
+        if (byDeadline.isEmpty())
+        {
+            // No iterator to allocate for the common case of no timers.
+            return h;
+        }
         for (final Due d : byDeadline)
         {
             h = (h ^ d.deadline) * 0x100000001b3L;
