@@ -2,7 +2,7 @@ package io.lockstep.consensus.service;
 
 import io.lockstep.cluster.ClientSession;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.ControlledMessageHandler;
 
 /**
  * The consensus thread's side of a DEDICATED member: keeps its copy of the container (sessions with their egress
@@ -15,7 +15,7 @@ import org.agrona.concurrent.MessageHandler;
  * after recording everything before it. Replayed egress must get the sequence the service's egress got; if not, the
  * copy no longer matches and the member stops rather than send a client something its service did not say.
  */
-final class EffectReplay implements MessageHandler
+final class EffectReplay implements ControlledMessageHandler
 {
     /** Listens for the records that are not effects on the tables. */
     interface Listener
@@ -29,8 +29,11 @@ final class EffectReplay implements MessageHandler
 
     private final ServiceHandoff handoff;
     private final Listener listener;
+    private static final int RECORD_COST = 64;
+
     private ServiceContainer copy;
     private boolean discarding;
+    private int budget;
 
     EffectReplay(final ServiceHandoff handoff, final Listener listener)
     {
@@ -52,7 +55,14 @@ final class EffectReplay implements MessageHandler
     {
         final long published = handoff.published();
         final long position = handoff.servicePosition();
-        int work = handoff.effects.read(this, Integer.MAX_VALUE);
+        budget = handoff.replayBudgetBytes();
+        int work = handoff.effects.controlledRead(this, Integer.MAX_VALUE);
+        if (budget <= 0)
+        {
+            // Cut short: records before the published position may still be waiting, so the copy stays where the
+            // last one replayed left it, and the work is not marked seen (the next cycle comes at once).
+            return work + 1;
+        }
         handoff.consumed(published);
         if (copy.appliedPosition() < position)
         {
@@ -71,7 +81,7 @@ final class EffectReplay implements MessageHandler
         discarding = true;
         try
         {
-            handoff.effects.read(this, Integer.MAX_VALUE);
+            handoff.effects.controlledRead(this, Integer.MAX_VALUE);
             handoff.consumed(handoff.published());
         }
         finally
@@ -80,7 +90,7 @@ final class EffectReplay implements MessageHandler
         }
     }
 
-    public void onMessage(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    public Action onMessage(final int type, final MutableDirectBuffer buffer, final int index, final int length)
     {
         if (discarding)
         {
@@ -88,8 +98,15 @@ final class EffectReplay implements MessageHandler
             {
                 handoff.freeImage((int)buffer.getLong(index + EffectRecorder.FIRST_OFFSET));
             }
-            return;
+            return Action.CONTINUE;
         }
+        replay(type, buffer, index, length);
+        budget -= RECORD_COST + (EffectRecorder.EGRESS == type ? length : 0);
+        return budget > 0 ? Action.CONTINUE : Action.BREAK;
+    }
+
+    private void replay(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
         applyTo(buffer.getLong(index + EffectRecorder.TAG_OFFSET));
         final long first = buffer.getLong(index + EffectRecorder.FIRST_OFFSET);
         switch (type)

@@ -37,6 +37,15 @@ public final class ServiceHandoff implements SelectorIdleStrategy.SleepGuard
     /** 1 while the service thread may fill the image: set by the consensus thread, cleared by the service thread. */
     private final AtomicIntegerArray imageFree = new AtomicIntegerArray(IMAGES);
     private final boolean ownThread;
+    private int replayBudgetBytes = DEFAULT_REPLAY_BUDGET_BYTES;
+
+    /**
+     * Bytes of egress (and 64 per record) the consensus thread replays per duty cycle at most: what is sent in a
+     * cycle must fit a client connection's write buffer (about 320 KiB) until the cycle's flush, or it is dropped and
+     * the client has to resume. The service thread may have recorded far more while the consensus thread was busy
+     * (measured before this bound: 3,500-7,300 client resumes at 100-200k msg/s); the rest waits a cycle.
+     */
+    static final int DEFAULT_REPLAY_BUDGET_BYTES = 64 * 1024;
 
     // Consensus thread writes.
     private volatile long commitPosition;
@@ -68,6 +77,26 @@ public final class ServiceHandoff implements SelectorIdleStrategy.SleepGuard
         {
             imageFree.set(i, 1);
         }
+    }
+
+    /**
+     * @param bytes the replay bound per consensus duty cycle (the simulation varies it, so that replays cut short
+     *              are exercised).
+     * @return this.
+     */
+    public ServiceHandoff replayBudgetBytes(final int bytes)
+    {
+        if (bytes < 1)
+        {
+            throw new IllegalArgumentException("replay budget must be positive: " + bytes);
+        }
+        this.replayBudgetBytes = bytes;
+        return this;
+    }
+
+    int replayBudgetBytes()
+    {
+        return replayBudgetBytes;
     }
 
     boolean ownThread()

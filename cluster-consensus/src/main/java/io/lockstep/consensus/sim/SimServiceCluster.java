@@ -164,6 +164,12 @@ public final class SimServiceCluster
         };
     }
 
+    /** A replay bound from 64 bytes (every record its own cycle) to 64 KiB (the default), as the seed decides. */
+    private ServiceHandoff newHandoff()
+    {
+        return new ServiceHandoff(false).replayBudgetBytes(64 << random.nextInt(11));
+    }
+
     /**
      * @return true if this run's members run in the DEDICATED threading mode.
      */
@@ -262,13 +268,13 @@ public final class SimServiceCluster
             running[i] = new ServiceMember(consensus, transport, logs[i], services, storages[i],
                 new ServiceMember.SnapshotSettings(4096 + random.nextInt(8192), keep, () -> 0),
                 TimeUnit.SECONDS.toNanos(30), 64, egressBufferBytes, 64, new NoOpIdleStrategy(),
-                dedicated ? new ServiceHandoff(false) : null);
+                dedicated ? newHandoff() : null);
         }
         else
         {
             running[i] = new ServiceMember(consensus, transport, logs[i], services, null,
                 new ServiceMember.SnapshotSettings(0, 1, () -> 0), TimeUnit.SECONDS.toNanos(30), 64,
-                egressBufferBytes, 64, new NoOpIdleStrategy(), dedicated ? new ServiceHandoff(false) : null);
+                egressBufferBytes, 64, new NoOpIdleStrategy(), dedicated ? newHandoff() : null);
         }
     }
 
