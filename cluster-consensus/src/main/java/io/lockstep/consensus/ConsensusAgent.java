@@ -13,7 +13,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.util.Random;
 import java.util.function.LongUnaryOperator;
 
-
 /**
  * One member's Raft, as an Agrona agent: follower, candidate and leader roles with pre-vote, check-quorum, streamed
  * and pipelined replication, the majority commit rule, catch-up, leadership transfer and non-voting members.
@@ -729,7 +728,6 @@ public final class ConsensusAgent implements Agent
         }
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
-
 
     private void appendEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
     {

@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * state in the data directory, listens for peers, and runs the consensus agent on one thread that idles in its
  * socket selector ({@code SelectorIdleStrategy}: it wakes when a message arrives; a busy-spinning member would starve
  * the others on a two-core machine, and a parking one wakes late or needlessly; {@code lockstep.idle} chooses
- * otherwise on machines with cores to spare, see {@link IdleSettings}). Prints one line starting
+ * otherwise on machines with cores to spare, see {@link IdleSettings}; {@code lockstep.threading=dedicated} gives the
+ * service a thread of its own, see {@link ThreadingSettings}). Prints one line starting
  * {@code lockstep node <id> ready} once it listens. Any error inside the agent stops the member (exit 1) rather than
  * let it continue with state it cannot trust.
  */

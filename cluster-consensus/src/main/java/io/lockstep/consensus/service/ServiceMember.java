@@ -24,7 +24,9 @@ import java.util.function.Supplier;
  * A member running a service: consensus, the service container and client sessions in one duty cycle (the SHARED
  * threading mode: one thread per member, which suits a two-core machine). Consensus first (messages in, replication,
  * commit), then the container applies what is newly committed, then the session layer does its leader duties, then
- * snapshot duties, and what they sent is flushed.
+ * snapshot duties, and what they sent is flushed. In the DEDICATED mode the service runs on a thread of its own
+ * ({@link ServiceThreadAgent}) and this duty cycle, instead of applying, follows a copy of the container that
+ * replays what the service did ({@link ServiceThreadBridge}); the rest is the same.
  * <p>
  * Snapshots: the leader appends a cluster-action SNAPSHOT entry every {@code intervalBytes} of log (and when a tool
  * asks); every member takes its snapshot when it applies that entry; the image is written by the storage in the
@@ -439,10 +441,6 @@ public final class ServiceMember implements Agent, ServiceHooks
     }
 
     /**
-     * The image for the next snapshot: one storage is not writing. A waiting image is about to be replaced by this
-     * snapshot anyway, so it may be reused.
-     */
-    /**
      * DEDICATED: whether an image the service thread filled is still needed here (being written, or waiting to be).
      */
     private boolean imageInUse(final SnapshotImage image)
@@ -450,6 +448,10 @@ public final class ServiceMember implements Agent, ServiceHooks
         return image == pendingImage || (image == writingImage && null != storage && storage.isWriting());
     }
 
+    /**
+     * The image for the next snapshot: one storage is not writing. A waiting image is about to be replaced by this
+     * snapshot anyway, so it may be reused.
+     */
     private SnapshotImage freeImage(final long logPosition, final long term, final long timestamp, final int sizeHint)
     {
         if (null == storage)
