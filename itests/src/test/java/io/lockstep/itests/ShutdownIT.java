@@ -1,9 +1,11 @@
 package io.lockstep.itests;
 
+import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -22,11 +24,14 @@ class ShutdownIT
     @TempDir
     Path dir;
 
-    @Test
-    void anOrderlyShutdownSnapshotsEveryMemberAndTheRestartLoadsIt() throws Exception
+    /** Both threading modes: in DEDICATED the snapshot at the shutdown entry is taken on the service thread. */
+    @ParameterizedTest(name = "lockstep.threading={0}")
+    @ValueSource(strings = { "shared", "dedicated" })
+    void anOrderlyShutdownSnapshotsEveryMemberAndTheRestartLoadsIt(final String threading) throws Exception
     {
         try (LocalCluster members = new LocalCluster(dir, 3, "batch", 1 << 20, "io.lockstep.examples.EchoService"))
         {
+            members.configureAll(ThreadingSettings.THREADING, threading);
             for (int i = 0; i < 3; i++)
             {
                 members.start(i);
