@@ -112,7 +112,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         final IdleStrategy idleStrategy)
     {
         this(consensus, transport, log, oneInstance(service), null, new SnapshotSettings(0, 1, () -> 0),
-            sessionTimeoutNs, maxSessions, egressBufferBytes, maxTimers, idleStrategy);
+            sessionTimeoutNs, maxSessions, egressBufferBytes, maxTimers, idleStrategy, null);
     }
 
     /**
@@ -127,30 +127,10 @@ public final class ServiceMember implements Agent, ServiceHooks
      * @param egressBufferBytes bytes of recent egress kept per session for resending after a failover.
      * @param maxTimers         bound on scheduled timers.
      * @param idleStrategy      handed to the service.
-     */
-    public ServiceMember(
-        final ConsensusAgent consensus,
-        final Transport transport,
-        final RaftLog log,
-        final Supplier<ClusteredService> serviceFactory,
-        final SnapshotStorage storage,
-        final SnapshotSettings settings,
-        final long sessionTimeoutNs,
-        final int maxSessions,
-        final int egressBufferBytes,
-        final int maxTimers,
-        final IdleStrategy idleStrategy)
-    {
-        this(consensus, transport, log, serviceFactory, storage, settings, sessionTimeoutNs, maxSessions,
-            egressBufferBytes, maxTimers, idleStrategy, null);
-    }
-
-    /**
-     * As the constructor above, in the DEDICATED threading mode if a handoff is given: the service runs on a thread
-     * of its own, {@link #serviceAgent()}, which the caller runs (on a thread, or interleaved with this one when the
-     * handoff says so).
-     *
-     * @param handoff shared with the service thread, or null for SHARED (one thread runs everything).
+     * @param handoff           shared with the service thread in the DEDICATED threading mode: the service runs on
+     *                          a thread of its own, {@link #serviceAgent()}, which the caller runs (on a thread, or
+     *                          interleaved with this one when the handoff says so); null for SHARED (one thread
+     *                          runs everything).
      */
     public ServiceMember(
         final ConsensusAgent consensus,
