@@ -7,7 +7,9 @@ import java.util.Locale;
  * the machine cannot meet shows as such: {@link MachineStalls} (how often and how long a thread that never yields is
  * not running, and the p99 a server that costs nothing would have at each rate) and {@link TcpHopCost} (CPU of one
  * loopback message hop and one log-sized file write, and from them the members' floor per unbatched message) and
- * {@link LoopbackEcho} (the latency of an echo server that does nothing, at each rate, over the same transport).
+ * {@link LoopbackEcho} (the latency of an echo server that does nothing, at each rate, over the same transport) and
+ * {@link LoopbackRelay} (the CPU and latency of three processes that do nothing but pass each message as a cluster's
+ * members do).
  * <p>
  * {@code FloorBenchmark [--seconds 20] [--size 288] [--rates 1000,5000,10000,20000,40000]}
  */
@@ -48,6 +50,15 @@ public final class FloorBenchmark
                 echo.roundTrip.getValueAtPercentile(50) / 1000, echo.roundTrip.getValueAtPercentile(99) / 1000,
                 echo.roundTrip.getValueAtPercentile(99.9) / 1000, echo.sendLate.getValueAtPercentile(99) / 1000);
             System.out.println(LoopbackEcho.summary(rate, options.size(), echo));
+            final LoopbackRelay.Result relay = LoopbackRelay.run(rate, options.size(), Math.min(10, options.seconds()));
+            System.out.printf(Locale.ROOT, "loopback relay that does nothing (a leader and two followers, five hops), " +
+                "%d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, followers %.1f and %.1f us, all " +
+                "three %.1f us%n", rate, relay.latency().roundTrip.getValueAtPercentile(50) / 1000,
+                relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuSeconds()[0] * 1e6 / Math.max(1,
+                relay.latency().roundTrip.getTotalCount()), relay.cpuSeconds()[1] * 1e6 / Math.max(1,
+                relay.latency().roundTrip.getTotalCount()), relay.cpuSeconds()[2] * 1e6 / Math.max(1,
+                relay.latency().roundTrip.getTotalCount()), relay.membersCpuUsPerMessage());
+            System.out.println(LoopbackRelay.summary(rate, options.size(), relay));
         }
     }
 }

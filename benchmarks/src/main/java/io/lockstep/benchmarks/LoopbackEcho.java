@@ -41,63 +41,92 @@ final class LoopbackEcho
      */
     static Result run(final int rate, final int size, final int seconds) throws Exception
     {
-        final Result result = new Result();
-        final Histogram histogram = result.roundTrip;
         try (ServerSocketChannel server = ServerSocketChannel.open())
         {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             final Thread echo = new Thread(() -> echo(server, size), "loopback-echo");
             echo.setDaemon(true);
             echo.start();
-            try (SocketChannel channel = SocketChannel.open(server.getLocalAddress());
-                Selector selector = Selector.open())
+            return drive((InetSocketAddress)server.getLocalAddress(), (byte)0, rate, size, seconds, () -> { });
+        }
+    }
+
+    /**
+     * The paced open-loop client: connect, send {@code hello} if not 0, then messages of the given size at the rate,
+     * each carrying its intended send time, and time each one that comes back whole.
+     *
+     * @param onMeasureStart run once when the measured window starts (after the first second).
+     * @return the round trips and send lateness over the measured window.
+     */
+    static Result drive(final InetSocketAddress address, final byte hello, final int rate, final int size,
+        final int seconds, final Runnable onMeasureStart) throws IOException
+    {
+        final Result result = new Result();
+        final Histogram histogram = result.roundTrip;
+        try (SocketChannel channel = SocketChannel.open(address); Selector selector = Selector.open())
+        {
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            if (0 != hello)
             {
-                channel.configureBlocking(false);
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                channel.register(selector, SelectionKey.OP_READ);
-                final ByteBuffer out = ByteBuffer.allocateDirect(size);
-                final ByteBuffer in = ByteBuffer.allocateDirect(64 * size);
-                final long interval = TimeUnit.SECONDS.toNanos(1) / rate;
-                final long start = System.nanoTime();
-                final long measureFrom = start + TimeUnit.SECONDS.toNanos(1);
-                final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-                long index = 0;
-                while (System.nanoTime() < end)
+                final ByteBuffer role = ByteBuffer.allocate(1).put(0, hello);
+                while (role.hasRemaining())
                 {
-                    final long due = start + index * interval;
-                    if (System.nanoTime() >= due)
-                    {
-                        out.clear();
-                        out.putLong(0, due);
-                        out.putLong(8, System.nanoTime());
-                        while (out.hasRemaining())
-                        {
-                            channel.write(out);
-                        }
-                        index++;
-                    }
-                    if (0 == selector.selectNow())
-                    {
-                        SendPacer.restIfEarly(start + index * interval);
-                        continue;
-                    }
-                    selector.selectedKeys().clear();
-                    channel.read(in);
-                    int offset = 0;
-                    while (in.position() - offset >= size)
-                    {
-                        final long sent = in.getLong(offset);
-                        if (sent >= measureFrom)
-                        {
-                            final long now = System.nanoTime();
-                            histogram.recordValue(now - sent);
-                            result.sendLate.recordValue(in.getLong(offset + 8) - sent);
-                        }
-                        offset += size;
-                    }
-                    in.limit(in.position()).position(offset);
-                    in.compact();
+                    channel.write(role);
                 }
+            }
+            channel.configureBlocking(false);
+            channel.register(selector, SelectionKey.OP_READ);
+            final ByteBuffer out = ByteBuffer.allocateDirect(size);
+            final ByteBuffer in = ByteBuffer.allocateDirect(64 * size);
+            final long interval = TimeUnit.SECONDS.toNanos(1) / rate;
+            final long start = System.nanoTime();
+            final long measureFrom = start + TimeUnit.SECONDS.toNanos(1);
+            final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
+            boolean measuring = false;
+            long index = 0;
+            while (System.nanoTime() < end)
+            {
+                final long due = start + index * interval;
+                if (!measuring && due >= measureFrom)
+                {
+                    measuring = true;
+                    onMeasureStart.run();
+                }
+                if (System.nanoTime() >= due)
+                {
+                    out.clear();
+                    out.putLong(0, due);
+                    out.putLong(8, System.nanoTime());
+                    while (out.hasRemaining())
+                    {
+                        channel.write(out);
+                    }
+                    index++;
+                }
+                if (0 == selector.selectNow())
+                {
+                    SendPacer.restIfEarly(start + index * interval);
+                    continue;
+                }
+                selector.selectedKeys().clear();
+                if (channel.read(in) < 0)
+                {
+                    throw new IOException("the echo closed the connection");
+                }
+                int offset = 0;
+                while (in.position() - offset >= size)
+                {
+                    final long sent = in.getLong(offset);
+                    if (sent >= measureFrom)
+                    {
+                        final long now = System.nanoTime();
+                        histogram.recordValue(now - sent);
+                        result.sendLate.recordValue(in.getLong(offset + 8) - sent);
+                    }
+                    offset += size;
+                }
+                in.limit(in.position()).position(offset);
+                in.compact();
             }
         }
         return result;

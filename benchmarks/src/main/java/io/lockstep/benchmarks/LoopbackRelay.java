@@ -1,0 +1,398 @@
+package io.lockstep.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The CPU floor of a three-member cluster's message pattern on this machine: three processes that do nothing but
+ * move bytes the way members do, driven by the same paced client as the clusters ({@link LoopbackEcho#drive}).
+ * <ul>
+ *     <li>The leader reads what the client sent and forwards it to both followers, one write each for all it read.</li>
+ *     <li>A follower answers each read with an 8-byte acknowledgement: the count of bytes it has had so far.</li>
+ *     <li>When either follower has acknowledged bytes (a quorum of two with the leader), the leader echoes them to
+ *     the client, one write for all of them.</li>
+ * </ul>
+ * That is a cluster echo's five hops (two appends, two acknowledgements, the echo; plus the client's own write)
+ * with nothing else: no log write, no decoding, no state, no spinning (each process blocks in its selector, which is
+ * the cheapest way to wait for a message that travels alone). Its CPU per message, read from /proc like the
+ * members', is what any cluster of this shape over TCP costs on this machine, whatever its code.
+ */
+final class LoopbackRelay
+{
+    private static final byte CLIENT = 'C';
+    private static final byte FOLLOWER = 'F';
+    private static final int FOLLOWERS = 2;
+    private static final int BUFFER = 4 << 20;
+    private static final int WARM_UP_RATE = 10_000;
+
+    /**
+     * @param latency    round trips through the relay, as the client measured them.
+     * @param cpuSeconds CPU (user plus system) of the leader and the two followers over the measured window.
+     */
+    record Result(LoopbackEcho.Result latency, double[] cpuSeconds)
+    {
+        double membersCpuUsPerMessage()
+        {
+            double sum = 0;
+            for (final double s : cpuSeconds)
+            {
+                sum += s;
+            }
+            final long messages = latency.roundTrip.getTotalCount();
+            return messages > 0 ? sum * 1e6 / messages : -1;
+        }
+    }
+
+    private LoopbackRelay()
+    {
+    }
+
+    /**
+     * Start a leader and two followers (processes), warm them up, drive them at the rate and stop them.
+     *
+     * @return latency and the three processes' CPU over the measured window (after a second not measured).
+     */
+    static Result run(final int rate, final int size, final int seconds) throws Exception
+    {
+        final List<Process> processes = new ArrayList<>();
+        try
+        {
+            final Process leader = start(processes, "leader");
+            final String ready = awaitLine(leader, "relay leader port=");
+            final int port = Integer.parseInt(ready.substring(ready.indexOf('=') + 1).trim());
+            for (int i = 0; i < FOLLOWERS; i++)
+            {
+                final Process follower = start(processes, "follower", Integer.toString(port));
+                awaitLine(follower, "relay follower connected");
+            }
+            awaitLine(leader, "relay leader followers=" + FOLLOWERS);
+            final InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
+            // Two seconds at 10k msg/s first, not measured, so that the relay runs compiled code as the members do
+            // after their pre-warm: else its CPU at a low rate would be the JIT's.
+            LoopbackEcho.drive(address, CLIENT, WARM_UP_RATE, size, 1, () -> { });
+            final double[] before = new double[processes.size()];
+            final LoopbackEcho.Result latency = LoopbackEcho.drive(address, CLIENT,
+                rate, size, seconds, () ->
+                {
+                    for (int i = 0; i < before.length; i++)
+                    {
+                        before[i] = ProcessStats.cpuSeconds(processes.get(i).pid());
+                    }
+                });
+            final double[] cpu = new double[processes.size()];
+            for (int i = 0; i < cpu.length; i++)
+            {
+                cpu[i] = ProcessStats.cpuSeconds(processes.get(i).pid()) - before[i];
+            }
+            return new Result(latency, cpu);
+        }
+        finally
+        {
+            for (final Process p : processes)
+            {
+                p.destroy();
+            }
+            for (final Process p : processes)
+            {
+                if (!p.waitFor(10, TimeUnit.SECONDS))
+                {
+                    p.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    static String summary(final int rate, final int size, final Result r)
+    {
+        return LoopbackEcho.summary(rate, size, r.latency()).replace("mode=echo", "mode=relay") +
+            String.format(Locale.ROOT, " leader_cpu_us_per_msg=%.1f follower1_cpu_us_per_msg=%.1f " +
+            "follower2_cpu_us_per_msg=%.1f members_cpu_us_per_msg=%.1f", perMessage(r, 0), perMessage(r, 1),
+            perMessage(r, 2), r.membersCpuUsPerMessage());
+    }
+
+    private static double perMessage(final Result r, final int i)
+    {
+        final long messages = r.latency().roundTrip.getTotalCount();
+        return messages > 0 ? r.cpuSeconds()[i] * 1e6 / messages : -1;
+    }
+
+    private static Process start(final List<Process> processes, final String... args) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
+            "-cp", System.getProperty("java.class.path"), LoopbackRelay.class.getName()));
+        command.addAll(List.of(args));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        processes.add(process);
+        return process;
+    }
+
+    /**
+     * Read the process's output until a line starting with the prefix (up to 30 s); any other line is shown.
+     */
+    private static String awaitLine(final Process process, final String prefix) throws Exception
+    {
+        final BufferedReader reader = new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline)
+        {
+            if (!process.isAlive() && !reader.ready())
+            {
+                throw new IllegalStateException("relay process ended (exit " + process.exitValue() +
+                    ") before printing '" + prefix + "'");
+            }
+            if (reader.ready())
+            {
+                final String line = reader.readLine();
+                if (null != line && line.startsWith(prefix))
+                {
+                    return line;
+                }
+                System.out.println("relay: " + line);
+            }
+            else
+            {
+                process.waitFor(10, TimeUnit.MILLISECONDS);
+            }
+        }
+        throw new IllegalStateException("relay process did not print '" + prefix + "' in 30 s");
+    }
+
+    /**
+     * {@code LoopbackRelay leader} or {@code LoopbackRelay follower PORT}: runs until the connection ends.
+     */
+    public static void main(final String[] args) throws Exception
+    {
+        if ("leader".equals(args[0]))
+        {
+            lead();
+        }
+        else
+        {
+            follow(Integer.parseInt(args[1]));
+        }
+    }
+
+    private static void follow(final int port) throws IOException
+    {
+        try (SocketChannel leader = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+            Selector selector = Selector.open())
+        {
+            leader.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            writeFully(leader, ByteBuffer.allocateDirect(1).put(0, FOLLOWER));
+            System.out.println("relay follower connected");
+            leader.configureBlocking(false);
+            leader.register(selector, SelectionKey.OP_READ);
+            final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER);
+            final ByteBuffer ack = ByteBuffer.allocateDirect(Long.BYTES);
+            final Consumer<SelectionKey> none = key -> { };
+            long received = 0;
+            while (true)
+            {
+                selector.select(none);
+                in.clear();
+                final int n = leader.read(in);
+                if (n < 0)
+                {
+                    return;
+                }
+                if (n > 0)
+                {
+                    received += n;
+                    ack.clear();
+                    ack.putLong(0, received);
+                    writeFully(leader, ack);
+                }
+            }
+        }
+    }
+
+    private static void lead() throws IOException
+    {
+        try (ServerSocketChannel server = ServerSocketChannel.open())
+        {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            System.out.println("relay leader port=" + ((InetSocketAddress)server.getLocalAddress()).getPort());
+            final SocketChannel[] followers = new SocketChannel[FOLLOWERS];
+            for (int i = 0; i < FOLLOWERS; i++)
+            {
+                followers[i] = accept(server, FOLLOWER);
+            }
+            System.out.println("relay leader followers=" + FOLLOWERS);
+            final Leader leader = new Leader(followers);
+            while (true)
+            {
+                leader.serve(accept(server, CLIENT));
+            }
+        }
+    }
+
+    private static SocketChannel accept(final ServerSocketChannel server, final byte expectedRole) throws IOException
+    {
+        final SocketChannel channel = server.accept();
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        final ByteBuffer role = ByteBuffer.allocate(1);
+        while (role.hasRemaining())
+        {
+            if (channel.read(role) < 0)
+            {
+                throw new IOException("peer closed before saying its role");
+            }
+        }
+        if (expectedRole != role.get(0))
+        {
+            throw new IOException("expected role byte " + expectedRole + ", not " + role.get(0));
+        }
+        return channel;
+    }
+
+    /**
+     * The leader's loop: what the client sent goes to both followers, and back to the client once one of them has
+     * it. {@code in} holds the client's bytes from the oldest not yet echoed, at position 0. One client at a time,
+     * one after another (the first warms the code up); the followers' acknowledgements count from the start.
+     */
+    private static final class Leader
+    {
+        private final SocketChannel[] followers;
+        private final Selector selector;
+        private final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER);
+        private final ByteBuffer view = in.duplicate();
+        private final ByteBuffer[] acks = { ByteBuffer.allocateDirect(64 * 1024), ByteBuffer.allocateDirect(64 * 1024) };
+        private final long[] acked = new long[FOLLOWERS];
+        private final Consumer<SelectionKey> onReady = this::onReady;
+        private SocketChannel client;
+        private long echoedTotal;
+        private boolean clientClosed;
+
+        Leader(final SocketChannel[] followers) throws IOException
+        {
+            this.followers = followers;
+            this.selector = Selector.open();
+            for (int i = 0; i < FOLLOWERS; i++)
+            {
+                followers[i].configureBlocking(false);
+                followers[i].register(selector, SelectionKey.OP_READ, i);
+            }
+        }
+
+        void serve(final SocketChannel client) throws IOException
+        {
+            this.client = client;
+            clientClosed = false;
+            client.configureBlocking(false);
+            final SelectionKey key = client.register(selector, SelectionKey.OP_READ, -1);
+            while (!clientClosed)
+            {
+                selector.select(onReady);
+                if (!clientClosed)
+                {
+                    echoCommitted();
+                }
+            }
+            key.cancel();
+            client.close();
+            selector.selectNow();
+            // What the closed client sent and was not yet acknowledged is dropped: count it as echoed.
+            echoedTotal += in.position();
+            in.clear();
+        }
+
+        private void onReady(final SelectionKey key)
+        {
+            try
+            {
+                final int index = (Integer)key.attachment();
+                if (index < 0)
+                {
+                    fromClient();
+                }
+                else
+                {
+                    fromFollower(index);
+                }
+            }
+            catch (final IOException ex)
+            {
+                if (key.channel() == client)
+                {
+                    clientClosed = true;
+                }
+                else
+                {
+                    throw new IllegalStateException("follower connection failed", ex);
+                }
+            }
+        }
+
+        private void fromClient() throws IOException
+        {
+            final int from = in.position();
+            if (client.read(in) < 0)
+            {
+                clientClosed = true;
+                return;
+            }
+            for (final SocketChannel follower : followers)
+            {
+                view.limit(in.position()).position(from);
+                writeFully(follower, view);
+            }
+        }
+
+        private void fromFollower(final int index) throws IOException
+        {
+            final ByteBuffer acks = this.acks[index];
+            if (followers[index].read(acks) < 0)
+            {
+                throw new IOException("follower " + index + " closed the connection");
+            }
+            // Acknowledgements are cumulative: only the last whole one read counts; a part of one waits for the rest.
+            final int whole = acks.position() / Long.BYTES;
+            if (whole > 0)
+            {
+                acked[index] = Math.max(acked[index], acks.getLong((whole - 1) * Long.BYTES));
+                acks.flip().position(whole * Long.BYTES);
+                acks.compact();
+            }
+        }
+
+        private void echoCommitted() throws IOException
+        {
+            final long committed = Math.max(acked[0], acked[1]);
+            if (committed <= echoedTotal)
+            {
+                return;
+            }
+            // Positions in `in` count from the oldest byte not yet echoed, which sits at 0.
+            view.limit((int)(committed - echoedTotal)).position(0);
+            writeFully(client, view);
+            echoedTotal = committed;
+            in.limit(in.position()).position(view.limit());
+            in.compact();
+        }
+    }
+
+    private static void writeFully(final SocketChannel channel, final ByteBuffer buffer) throws IOException
+    {
+        while (buffer.hasRemaining())
+        {
+            channel.write(buffer);
+        }
+    }
+}
