@@ -54,10 +54,8 @@ public final class FloorBenchmark
             System.out.printf(Locale.ROOT, "loopback relay that does nothing (a leader and two followers, five hops), " +
                 "%d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, followers %.1f and %.1f us, all " +
                 "three %.1f us%n", rate, relay.latency().roundTrip.getValueAtPercentile(50) / 1000,
-                relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuSeconds()[0] * 1e6 / Math.max(1,
-                relay.latency().roundTrip.getTotalCount()), relay.cpuSeconds()[1] * 1e6 / Math.max(1,
-                relay.latency().roundTrip.getTotalCount()), relay.cpuSeconds()[2] * 1e6 / Math.max(1,
-                relay.latency().roundTrip.getTotalCount()), relay.membersCpuUsPerMessage());
+                relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuUsPerMessage(0),
+                relay.cpuUsPerMessage(1), relay.cpuUsPerMessage(2), relay.membersCpuUsPerMessage());
             System.out.println(LoopbackRelay.summary(rate, options.size(), relay));
         }
     }

@@ -46,6 +46,15 @@ final class LoopbackRelay
      */
     record Result(LoopbackEcho.Result latency, double[] cpuSeconds)
     {
+        /**
+         * @param process 0 the leader, 1 and 2 the followers.
+         */
+        double cpuUsPerMessage(final int process)
+        {
+            final long messages = latency.roundTrip.getTotalCount();
+            return messages > 0 ? cpuSeconds[process] * 1e6 / messages : -1;
+        }
+
         double membersCpuUsPerMessage()
         {
             double sum = 0;
@@ -121,14 +130,8 @@ final class LoopbackRelay
     {
         return LoopbackEcho.summary(rate, size, r.latency()).replace("mode=echo", "mode=relay") +
             String.format(Locale.ROOT, " leader_cpu_us_per_msg=%.1f follower1_cpu_us_per_msg=%.1f " +
-            "follower2_cpu_us_per_msg=%.1f members_cpu_us_per_msg=%.1f", perMessage(r, 0), perMessage(r, 1),
-            perMessage(r, 2), r.membersCpuUsPerMessage());
-    }
-
-    private static double perMessage(final Result r, final int i)
-    {
-        final long messages = r.latency().roundTrip.getTotalCount();
-        return messages > 0 ? r.cpuSeconds()[i] * 1e6 / messages : -1;
+            "follower2_cpu_us_per_msg=%.1f members_cpu_us_per_msg=%.1f", r.cpuUsPerMessage(0), r.cpuUsPerMessage(1),
+            r.cpuUsPerMessage(2), r.membersCpuUsPerMessage());
     }
 
     private static Process start(final List<Process> processes, final String... args) throws IOException
