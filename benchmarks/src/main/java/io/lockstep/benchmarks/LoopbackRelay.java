@@ -57,13 +57,8 @@ final class LoopbackRelay
 
         double membersCpuUsPerMessage()
         {
-            double sum = 0;
-            for (final double s : cpuSeconds)
-            {
-                sum += s;
-            }
-            final long messages = latency.roundTrip.getTotalCount();
-            return messages > 0 ? sum * 1e6 / messages : -1;
+            return latency.roundTrip.getTotalCount() > 0 ?
+                cpuUsPerMessage(0) + cpuUsPerMessage(1) + cpuUsPerMessage(2) : -1;
         }
     }
 
@@ -81,15 +76,14 @@ final class LoopbackRelay
         final List<Process> processes = new ArrayList<>();
         try
         {
-            final Process leader = start(processes, "leader");
-            final String ready = awaitLine(leader, "relay leader port=");
+            final Launched leader = start(processes, "leader");
+            final String ready = leader.awaitLine("relay leader port=");
             final int port = Integer.parseInt(ready.substring(ready.indexOf('=') + 1).trim());
             for (int i = 0; i < FOLLOWERS; i++)
             {
-                final Process follower = start(processes, "follower", Integer.toString(port));
-                awaitLine(follower, "relay follower connected");
+                start(processes, "follower", Integer.toString(port)).awaitLine("relay follower connected");
             }
-            awaitLine(leader, "relay leader followers=" + FOLLOWERS);
+            leader.awaitLine("relay leader followers=" + FOLLOWERS);
             final InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
             // Two seconds at 10k msg/s first, not measured, so that the relay runs compiled code as the members do
             // after their pre-warm: else its CPU at a low rate would be the JIT's.
@@ -134,7 +128,7 @@ final class LoopbackRelay
             r.cpuUsPerMessage(2), r.membersCpuUsPerMessage());
     }
 
-    private static Process start(final List<Process> processes, final String... args) throws IOException
+    private static Launched start(final List<Process> processes, final String... args) throws IOException
     {
         final List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
@@ -142,39 +136,44 @@ final class LoopbackRelay
         command.addAll(List.of(args));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes.add(process);
-        return process;
+        return new Launched(process,
+            new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)));
     }
 
     /**
-     * Read the process's output until a line starting with the prefix (up to 30 s); any other line is shown.
+     * A relay process and the one reader of its output (a second reader could miss what the first read ahead).
      */
-    private static String awaitLine(final Process process, final String prefix) throws Exception
+    private record Launched(Process process, BufferedReader output)
     {
-        final BufferedReader reader = new BufferedReader(
-            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline)
+        /**
+         * Read the output until a line starting with the prefix (up to 30 s); any other line is shown.
+         */
+        String awaitLine(final String prefix) throws Exception
         {
-            if (!process.isAlive() && !reader.ready())
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline)
             {
-                throw new IllegalStateException("relay process ended (exit " + process.exitValue() +
-                    ") before printing '" + prefix + "'");
-            }
-            if (reader.ready())
-            {
-                final String line = reader.readLine();
-                if (null != line && line.startsWith(prefix))
+                if (!process.isAlive() && !output.ready())
                 {
-                    return line;
+                    throw new IllegalStateException("relay process ended (exit " + process.exitValue() +
+                        ") before printing '" + prefix + "'");
                 }
-                System.out.println("relay: " + line);
+                if (output.ready())
+                {
+                    final String line = output.readLine();
+                    if (null != line && line.startsWith(prefix))
+                    {
+                        return line;
+                    }
+                    System.out.println("relay: " + line);
+                }
+                else
+                {
+                    process.waitFor(10, TimeUnit.MILLISECONDS);
+                }
             }
-            else
-            {
-                process.waitFor(10, TimeUnit.MILLISECONDS);
-            }
+            throw new IllegalStateException("relay process did not print '" + prefix + "' in 30 s");
         }
-        throw new IllegalStateException("relay process did not print '" + prefix + "' in 30 s");
     }
 
     /**
