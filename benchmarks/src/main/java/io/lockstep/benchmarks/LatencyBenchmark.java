@@ -13,6 +13,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -30,11 +31,17 @@ public final class LatencyBenchmark
 {
     /** Rate of the pre-warm: fast enough to get the members' hot paths compiled in seconds, far from saturation. */
     private static final int PREWARM_RATE = 10_000;
+    private static final long SLOW_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** How late this client itself sent (from each message's intended time): part of every latency it records. */
     private final Histogram sendLate = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    /**
+     * Messages over 1 ms, by the second of the window they were due in: whether the tail is spread over the run
+     * (queueing) or sits in a few seconds (a rollover, a snapshot, a stall). Sized before the run; no allocation.
+     */
+    private long[] slowBySecond = new long[0];
+    private long measureFromNs;
     private long received;
-    private boolean measuring;
 
     private LatencyBenchmark()
     {
@@ -94,47 +101,20 @@ public final class LatencyBenchmark
             final long start = System.nanoTime();
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
+            slowBySecond = new long[seconds + 1];
+            measureFromNs = measureFrom;
             final LatencyReport report = new LatencyReport("lockstep",
                 new long[]{ cluster.pid(0), cluster.pid(1), cluster.pid(2), ProcessHandle.current().pid() });
-            long sent = 0;
-            long sentMeasured = 0;
-            long receivedAtMeasure = 0;
-            long index = 0;
-            while (true)
-            {
-                final long now = System.nanoTime();
-                if (!measuring && now >= measureFrom)
-                {
-                    measuring = true;
-                    histogram.reset();
-                    sendLate.reset();
-                    receivedAtMeasure = received;
-                    report.start(now);
-                }
-                if (now >= end)
-                {
-                    break;
-                }
-                final long due = start + index * intervalNs;
-                if (now >= due)
-                {
-                    message.putLong(0, due);
-                    if (client.offer(message, 0, size) >= 0)
-                    {
-                        index++;
-                        if (measuring)
-                        {
-                            sendLate.recordValue(now - due);
-                        }
-                        sent++;
-                        sentMeasured += measuring ? 1 : 0;
-                    }
-                }
-                if (0 == client.poll())
-                {
-                    SendPacer.restIfEarly(start + index * intervalNs);
-                }
-            }
+            // Warm-up and measurement are two calls of one loop that records the same way in both, so that no
+            // branch first taken at the start of the measurement deoptimises the compiled loop there (it did: the
+            // loop was made not entrant at that moment and recompiled about a second later, on this machine's CPUs).
+            final long warmedUpTo = pace(client, message, size, start, intervalNs, 0, measureFrom);
+            histogram.reset();
+            sendLate.reset();
+            Arrays.fill(slowBySecond, 0);
+            final long receivedAtMeasure = received;
+            report.start(System.nanoTime());
+            final long sentMeasured = pace(client, message, size, start, intervalNs, warmedUpTo, end) - warmedUpTo;
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
             try (io.lockstep.consensus.tool.AdminClient admin = cluster.adminClient())
@@ -150,18 +130,62 @@ public final class LatencyBenchmark
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " term=" + term + " client_gap_resumes=" + client.gapResumes() + " send_late_p99_us=" +
-                sendLate.getValueAtPercentile(99) / 1000);
+                sendLate.getValueAtPercentile(99) / 1000 + " over_1ms_by_second=" + slowBySecond());
         }
+    }
+
+    /**
+     * Offer message {@code index} onward as each falls due, and poll, until {@code until}: open loop.
+     *
+     * @return the index of the next message to send.
+     */
+    private long pace(final ClusterClient client, final UnsafeBuffer message, final int size, final long start,
+        final long intervalNs, final long fromIndex, final long until)
+    {
+        long index = fromIndex;
+        long now;
+        while ((now = System.nanoTime()) < until)
+        {
+            final long due = start + index * intervalNs;
+            if (now >= due)
+            {
+                message.putLong(0, due);
+                if (client.offer(message, 0, size) >= 0)
+                {
+                    index++;
+                    sendLate.recordValue(now - due);
+                }
+            }
+            if (0 == client.poll())
+            {
+                SendPacer.restIfEarly(start + index * intervalNs);
+            }
+        }
+        return index;
     }
 
     private void onEcho(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
         final int length)
     {
         received++;
-        if (measuring)
+        final long due = buffer.getLong(offset);
+        final long latency = Math.max(0, System.nanoTime() - due);
+        histogram.recordValue(latency);
+        if (latency > SLOW_NS)
         {
-            histogram.recordValue(Math.max(0, System.nanoTime() - buffer.getLong(offset)));
+            final long second = Math.max(0, due - measureFromNs) / 1_000_000_000L;
+            slowBySecond[(int)Math.min(second, slowBySecond.length - 1)]++;
         }
+    }
+
+    private String slowBySecond()
+    {
+        final StringBuilder s = new StringBuilder();
+        for (int i = 0; i < slowBySecond.length - 1; i++)
+        {
+            s.append(i == 0 ? "" : ",").append(slowBySecond[i]);
+        }
+        return s.toString();
     }
 
     /**
