@@ -88,7 +88,9 @@ public final class ClusterNode implements AutoCloseable
             io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
-        final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig);
+        // Staggered by member id: see lockstep.log.purge.delay.ms.
+        final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig,
+            TimeUnit.MILLISECONDS.toNanos(config.purgeDelayMs() * (1L + config.memberId())));
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
             newWallClock(), transport, raftLog,
             electionState, new Random(seed));

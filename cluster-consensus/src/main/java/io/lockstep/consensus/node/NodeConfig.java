@@ -36,6 +36,9 @@ import java.util.Properties;
  * lockstep.snapshot.interval.bytes  the leader asks for a snapshot every this many bytes of log (default 128 MiB;
  *                             0: only when a tool asks)
  * lockstep.snapshot.keep      snapshots kept (default 2); the log below the oldest kept is purged
+ * lockstep.log.purge.delay.ms the member with id i deletes the log files a snapshot made unneeded (i + 1) times this
+ *                             long after the snapshot (default 1000; 0: at once): so that the members' deletes,
+ *                             tens of milliseconds of CPU each, neither land together nor in the snapshot's own moment
  * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
  *                             interfaces (default 0: off)
  * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
@@ -58,7 +61,8 @@ import java.util.Properties;
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
  * </pre>
  * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
- * is still connected holds the leader to; snapshots add {@code keep + 1} times the state's size.
+ * is still connected holds the leader to, plus what is written during the purge delay; snapshots add
+ * {@code keep + 1} times the state's size.
  * Durability defaults to {@code batch}: safety before speed. With {@code none}, a committed entry survives any
  * minority of machine crashes but not a majority at once (Aeron Cluster's default).
  */
@@ -81,7 +85,8 @@ public record NodeConfig(
     boolean join,
     int standbyRelay,
     IdleSettings idle,
-    ThreadingSettings threading)
+    ThreadingSettings threading,
+    long purgeDelayMs)
 {
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
@@ -94,6 +99,7 @@ public record NodeConfig(
     public static final String SESSION_TIMEOUT_MS = "lockstep.session.timeout.ms";
     public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
+    public static final String PURGE_DELAY_MS = "lockstep.log.purge.delay.ms";
     public static final String METRICS_PORT = "lockstep.metrics.port";
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
@@ -186,6 +192,11 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + METRICS_PORT + " must be a port in [1, 65535], or 0 for off, not " +
                 metricsPort);
         }
+        final int purgeDelayMs = intValue(source, p, PURGE_DELAY_MS, 1000);
+        if (purgeDelayMs < 0 || purgeDelayMs > 60_000)
+        {
+            throw new ConfigException(source + ": " + PURGE_DELAY_MS + " must be in [0, 60000], not " + purgeDelayMs);
+        }
         final int snapshotKeep = intValue(source, p, SNAPSHOT_KEEP, 2);
         if (snapshotKeep < 1 || snapshotKeep > 100)
         {
@@ -229,7 +240,7 @@ public record NodeConfig(
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),
-            IdleSettings.parse(source, p), threading(source, p, service));
+            IdleSettings.parse(source, p), threading(source, p, service), purgeDelayMs);
     }
 
     private static ThreadingSettings threading(final String source, final Properties p, final String service)

@@ -41,6 +41,12 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * milliseconds to over a hundred (measured: a 130 ms stall at 20k msg/s when they ran on the member's thread). A reset renames the log directory away (one atomic step), saves
  * the base, and creates the new log there; a reopened log with no directory starts at the saved base, and a leftover
  * renamed directory is deleted.
+ * <p>
+ * The purge thread waits a configured delay before it deletes. Every member snapshots at the same log position, so
+ * without it three members' deletes (25 ms of CPU each on a 2-vCPU machine, measured) land in the same instant as
+ * their snapshots: at 20k msg/s that second held 1,050-1,360 messages over 1 ms; with the deletes 1, 2 and 3 s
+ * later, 380-390, and p99 fell from 1.2-1.9 ms to 0.6-0.7 ms. A delay only keeps files longer: the start has moved
+ * already, and the base is saved before the delete, as without it. A reset or close does not wait out the delay.
  */
 public final class ArchiveRaftLog implements RaftLog
 {
@@ -55,6 +61,11 @@ public final class ArchiveRaftLog implements RaftLog
         t.setDaemon(true);
         return t;
     });
+    private final long purgeDelayNs;
+    /** Guards {@link #hurry}: the purge thread waits on it. */
+    private final Object purgeWait = new Object();
+    /** Set while the member's thread waits for purges (reset, close): delete now, do not wait out the delay. */
+    private boolean hurry;
     private ArchiveLog log;
     private LogReader reader;
     /** Where the log starts and the term there, as of the last purge or reset (saved to the base file after). */
@@ -69,6 +80,22 @@ public final class ArchiveRaftLog implements RaftLog
      */
     public ArchiveRaftLog(final ArchiveLogConfig config)
     {
+        this(config, 0);
+    }
+
+    /**
+     * Open (or create) the log a configuration names, deleting purged segments some time after each purge.
+     *
+     * @param config       the log's settings; this takes it over (a reset changes its initial position).
+     * @param purgeDelayNs how long after a purge its segments are deleted (0: at once); see the class comment.
+     */
+    public ArchiveRaftLog(final ArchiveLogConfig config, final long purgeDelayNs)
+    {
+        if (purgeDelayNs < 0)
+        {
+            throw new IllegalArgumentException("purge delay must not be negative: " + purgeDelayNs);
+        }
+        this.purgeDelayNs = purgeDelayNs;
         this.config = config;
         final Path directory = config.directory();
         this.base = new LogBaseFile(directory.resolveSibling(directory.getFileName() + ".base"));
@@ -178,6 +205,9 @@ public final class ArchiveRaftLog implements RaftLog
         {
             try
             {
+                // Timed here, on the purge thread, not on the member's (which reads no clock of its own). The
+                // task starts as it is handed over unless an earlier purge is still running.
+                awaitDelay(System.nanoTime() + purgeDelayNs);
                 base.save(target, term);
                 purged.deleteSegmentsBelowStart();
             }
@@ -215,8 +245,39 @@ public final class ArchiveRaftLog implements RaftLog
         LOGGER.log(System.Logger.Level.INFO, "log {0} reset to start at {1} (term {2})", directory, position, term);
     }
 
+    /** On the purge thread: wait until a time, or until the member's thread hurries the purges. */
+    private void awaitDelay(final long notBeforeNs)
+    {
+        synchronized (purgeWait)
+        {
+            long remainingNs;
+            while (!hurry && (remainingNs = notBeforeNs - System.nanoTime()) > 0)
+            {
+                try
+                {
+                    TimeUnit.NANOSECONDS.timedWait(purgeWait, remainingNs);
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void hurryPurges(final boolean now)
+    {
+        synchronized (purgeWait)
+        {
+            hurry = now;
+            purgeWait.notifyAll();
+        }
+    }
+
     private void awaitPurges()
     {
+        hurryPurges(true);
         try
         {
             purger.submit(() -> { }).get(1, TimeUnit.MINUTES);
@@ -229,6 +290,10 @@ public final class ArchiveRaftLog implements RaftLog
         catch (final ExecutionException | TimeoutException ex)
         {
             throw new IllegalStateException("purge of " + config.directory() + " failed or hung: " + ex, ex);
+        }
+        finally
+        {
+            hurryPurges(false);
         }
     }
 
@@ -366,6 +431,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     public void close()
     {
+        hurryPurges(true);
         purger.shutdown();
         try
         {

@@ -38,6 +38,17 @@ class NodeConfigTest
         assertEquals(Path.of("data/node1"), config.dataDir());
         assertEquals(0, config.metricsPort(), "metrics are off unless asked for");
         assertEquals(IdleSettings.DEFAULT, config.idle());
+        assertEquals(1000, config.purgeDelayMs());
+    }
+
+    @Test
+    void thePurgeDelayIsSetByKeyAndBounded() throws Exception
+    {
+        assertEquals(0, NodeConfig.load(write(GOOD + "lockstep.log.purge.delay.ms=0\n"), new Properties())
+            .purgeDelayMs());
+        assertError("lockstep.log.purge.delay.ms must be in [0, 60000], not -5", GOOD + "lockstep.log.purge.delay.ms=-5\n");
+        assertError("lockstep.log.purge.delay.ms must be in [0, 60000], not 600000",
+            GOOD + "lockstep.log.purge.delay.ms=600000\n");
     }
 
     @Test

@@ -7,10 +7,13 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,6 +73,70 @@ class ArchiveRaftLogTest
         {
             assertEquals(start, reopened.startPosition());
             assertEquals(start / (50 * 1024) + 1, reopened.startTerm(), "the start term survives a restart");
+        }
+    }
+
+    @Test
+    void aDelayedPurgeRefusesReadsBelowTheStartAtOnceAndDeletesWhenCloseHurriesIt() throws Exception
+    {
+        final long start;
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config(), TimeUnit.MINUTES.toNanos(10)))
+        {
+            fill(log, 300);
+            assertEquals(5, segmentFiles());
+            start = log.purge(3 * SEGMENT + 100, position -> 4);
+            assertEquals(3 * SEGMENT, start);
+            final ArchiveException ex = assertThrows(ArchiveException.class,
+                () -> log.readBlock(SEGMENT, log.appendedPosition(), 4096, (b, o, l, s, e) -> { }));
+            assertEquals(ArchiveException.Reason.PURGED, ex.reason());
+            assertEquals(5, segmentFiles(), "the delete waits out its delay");
+            assertFalse(Files.exists(dir.resolve("log.base")), "the base is saved just before the delete, not before");
+        }
+        assertEquals(2, segmentFiles(), "close does not wait ten minutes: it has the purge done now");
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(start, reopened.startPosition());
+            assertEquals(4, reopened.startTerm());
+        }
+    }
+
+    @Test
+    void aDelayedPurgeDeletesOnItsOwnOnceTheDelayHasPassed() throws Exception
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config(), TimeUnit.MILLISECONDS.toNanos(50)))
+        {
+            fill(log, 300);
+            log.purge(3 * SEGMENT + 100, position -> 4);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (segmentFiles() != 2)
+            {
+                assertTrue(System.nanoTime() < deadline, "purged segments still there after 30 s");
+                Thread.sleep(10);
+            }
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[64]);
+            assertTrue(log.append(5, 7, payload, 0, 64) > 0, "the log goes on after its purge");
+        }
+    }
+
+    @Test
+    void aResetDoesNotWaitOutADelayedPurge()
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config(), TimeUnit.MINUTES.toNanos(10)))
+        {
+            fill(log, 300);
+            log.purge(3 * SEGMENT + 100, position -> 4);
+            // Would take ten minutes (and fail the build's timeout) if the reset waited for the delay.
+            log.reset(9 * SEGMENT, 6);
+            assertEquals(9 * SEGMENT, log.startPosition());
+            assertEquals(6, log.startTerm());
+        }
+    }
+
+    private long segmentFiles() throws IOException
+    {
+        try (Stream<Path> files = Files.list(dir.resolve("log")))
+        {
+            return files.filter(f -> f.getFileName().toString().endsWith(".seg")).count();
         }
     }
 
