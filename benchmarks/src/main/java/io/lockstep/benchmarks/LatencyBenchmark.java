@@ -105,16 +105,26 @@ public final class LatencyBenchmark
             measureFromNs = measureFrom;
             final LatencyReport report = new LatencyReport("lockstep",
                 new long[]{ cluster.pid(0), cluster.pid(1), cluster.pid(2), ProcessHandle.current().pid() });
-            // Warm-up and measurement are two calls of one loop that records the same way in both, so that no
-            // branch first taken at the start of the measurement deoptimises the compiled loop there (it did: the
-            // loop was made not entrant at that moment and recompiled about a second later, on this machine's CPUs).
-            final long warmedUpTo = pace(client, message, size, start, intervalNs, 0, measureFrom);
+            final SendPacer.Client paced = new SendPacer.Client()
+            {
+                public boolean offer(final UnsafeBuffer m, final int length)
+                {
+                    return client.offer(m, 0, length) >= 0;
+                }
+
+                public int poll()
+                {
+                    return client.poll();
+                }
+            };
+            final long warmedUpTo = SendPacer.pace(paced, message, size, start, intervalNs, 0, measureFrom, sendLate);
             histogram.reset();
             sendLate.reset();
             Arrays.fill(slowBySecond, 0);
             final long receivedAtMeasure = received;
             report.start(System.nanoTime());
-            final long sentMeasured = pace(client, message, size, start, intervalNs, warmedUpTo, end) - warmedUpTo;
+            final long sentMeasured =
+                SendPacer.pace(paced, message, size, start, intervalNs, warmedUpTo, end, sendLate) - warmedUpTo;
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
             try (io.lockstep.consensus.tool.AdminClient admin = cluster.adminClient())
@@ -132,36 +142,6 @@ public final class LatencyBenchmark
                 " term=" + term + " client_gap_resumes=" + client.gapResumes() + " send_late_p99_us=" +
                 sendLate.getValueAtPercentile(99) / 1000 + " over_1ms_by_second=" + slowBySecond());
         }
-    }
-
-    /**
-     * Offer message {@code index} onward as each falls due, and poll, until {@code until}: open loop.
-     *
-     * @return the index of the next message to send.
-     */
-    private long pace(final ClusterClient client, final UnsafeBuffer message, final int size, final long start,
-        final long intervalNs, final long fromIndex, final long until)
-    {
-        long index = fromIndex;
-        long now;
-        while ((now = System.nanoTime()) < until)
-        {
-            final long due = start + index * intervalNs;
-            if (now >= due)
-            {
-                message.putLong(0, due);
-                if (client.offer(message, 0, size) >= 0)
-                {
-                    index++;
-                    sendLate.recordValue(now - due);
-                }
-            }
-            if (0 == client.poll())
-            {
-                SendPacer.restIfEarly(start + index * intervalNs);
-            }
-        }
-        return index;
     }
 
     private void onEcho(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,

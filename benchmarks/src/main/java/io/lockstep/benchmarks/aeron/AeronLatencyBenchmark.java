@@ -7,6 +7,7 @@ import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.Header;
 import io.lockstep.benchmarks.BenchmarkOptions;
 import io.lockstep.benchmarks.LatencyReport;
+import io.lockstep.benchmarks.SendPacer;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -78,14 +79,25 @@ public final class AeronLatencyBenchmark
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
             final LatencyReport report = new LatencyReport("aeron", nodes.pidsWithClient());
-            // As LatencyBenchmark: warm-up and measurement are two calls of one loop, so that the compiled loop is
-            // not deoptimised at the start of the measurement.
-            final long warmedUpTo = pace(client, message, size, start, intervalNs, 0, measureFrom);
+            final SendPacer.Client paced = new SendPacer.Client()
+            {
+                public boolean offer(final UnsafeBuffer m, final int length)
+                {
+                    return client.offer(m, 0, length) > 0;
+                }
+
+                public int poll()
+                {
+                    return client.pollEgress();
+                }
+            };
+            final long warmedUpTo = SendPacer.pace(paced, message, size, start, intervalNs, 0, measureFrom, sendLate);
             histogram.reset();
             sendLate.reset();
             final long receivedAtMeasure = received;
             report.start(System.nanoTime());
-            final long sentMeasured = pace(client, message, size, start, intervalNs, warmedUpTo, end) - warmedUpTo;
+            final long sentMeasured =
+                SendPacer.pace(paced, message, size, start, intervalNs, warmedUpTo, end, sendLate) - warmedUpTo;
             if (0 == seconds)
             {
                 return; // the pre-warm
@@ -93,36 +105,6 @@ public final class AeronLatencyBenchmark
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " send_late_p99_us=" + sendLate.getValueAtPercentile(99) / 1000);
         }
-    }
-
-    /**
-     * Offer message {@code index} onward as each falls due, and poll, until {@code until}: open loop.
-     *
-     * @return the index of the next message to send.
-     */
-    private long pace(final AeronCluster client, final UnsafeBuffer message, final int size, final long start,
-        final long intervalNs, final long fromIndex, final long until)
-    {
-        long index = fromIndex;
-        long now;
-        while ((now = System.nanoTime()) < until)
-        {
-            final long due = start + index * intervalNs;
-            if (now >= due)
-            {
-                message.putLong(0, due);
-                if (client.offer(message, 0, size) > 0)
-                {
-                    index++;
-                    sendLate.recordValue(now - due);
-                }
-            }
-            if (0 == client.pollEgress())
-            {
-                io.lockstep.benchmarks.SendPacer.restIfEarly(start + index * intervalNs);
-            }
-        }
-        return index;
     }
 
     private void onEcho(final long sessionId, final long timestamp, final DirectBuffer buffer, final int offset,
