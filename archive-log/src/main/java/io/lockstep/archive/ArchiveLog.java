@@ -499,7 +499,21 @@ public final class ArchiveLog implements AutoCloseable
      */
     public int deleteSegmentsBelowStart()
     {
-        final long start = startPosition;
+        return deleteSegmentsBelow(Long.MAX_VALUE);
+    }
+
+    /**
+     * Delete the segment files that lie wholly below a position, or below {@link #startPosition()} if that is lower.
+     * For a deleting thread that has recorded where the log starts ({@code log.base}) up to that position only: the
+     * writer may have moved the start further since, and deleting past what is recorded would leave, after a crash,
+     * a log that starts where nothing says which term it starts in. Safe from any thread, as
+     * {@link #deleteSegmentsBelowStart()}.
+     *
+     * @return segments deleted.
+     */
+    public int deleteSegmentsBelow(final long position)
+    {
+        final long start = Math.min(position, startPosition);
         final long[] bases = SegmentFiles.listBasePositions(directory);
         int deleted = 0;
         for (final long base : bases)

@@ -599,6 +599,29 @@ class ArchiveLogTest
     }
 
     @Test
+    void aDeleterBehindTheStartDeletesOnlyUpToWhereItWasAsked()
+    {
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            for (int i = 0; i < 1500; i++)
+            {
+                append(log, 1, 1, payload(11, i, 200));
+            }
+            log.flush();
+            final int segment = log.segmentLength();
+            final int before = SegmentFiles.listBasePositions(dir).length;
+            assertTrue(before >= 5, "enough segments for the test: " + before);
+            // Two purges moved the start; the deleter of the first has recorded (log.base) only up to 2 segments.
+            log.advanceStart(2L * segment);
+            log.advanceStart(4L * segment);
+            assertEquals(2, log.deleteSegmentsBelow(2L * segment), "not past what the deleter recorded");
+            assertEquals(2L * segment, SegmentFiles.listBasePositions(dir)[0]);
+            assertEquals(2, log.deleteSegmentsBelow(10L * segment), "and never past the start");
+            assertEquals(4L * segment, SegmentFiles.listBasePositions(dir)[0]);
+        }
+    }
+
+    @Test
     void nonZeroInitialPositionStartsTheLogThere()
     {
         final long initial = 3 * 64 * 1024 + 4096;

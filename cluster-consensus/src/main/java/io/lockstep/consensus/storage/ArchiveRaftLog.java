@@ -209,7 +209,8 @@ public final class ArchiveRaftLog implements RaftLog
                 // task starts as it is handed over unless an earlier purge is still running.
                 awaitDelay(System.nanoTime() + purgeDelayNs);
                 base.save(target, term);
-                purged.deleteSegmentsBelowStart();
+                // Not below the start, which a later purge may have moved past the base just saved.
+                purged.deleteSegmentsBelow(target);
             }
             catch (final RuntimeException ex)
             {

@@ -101,6 +101,22 @@ class ArchiveRaftLogTest
     }
 
     @Test
+    void queuedDelayedPurgesEndWithTheLastOnesBaseAndStart()
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config(), TimeUnit.MINUTES.toNanos(10)))
+        {
+            fill(log, 300);
+            assertEquals(2 * SEGMENT, log.purge(2 * SEGMENT + 100, position -> 3));
+            assertEquals(4 * SEGMENT, log.purge(4 * SEGMENT + 100, position -> 5));
+        }
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(4 * SEGMENT, reopened.startPosition());
+            assertEquals(5, reopened.startTerm());
+        }
+    }
+
+    @Test
     void aDelayedPurgeDeletesOnItsOwnOnceTheDelayHasPassed() throws Exception
     {
         try (ArchiveRaftLog log = new ArchiveRaftLog(config(), TimeUnit.MILLISECONDS.toNanos(50)))
