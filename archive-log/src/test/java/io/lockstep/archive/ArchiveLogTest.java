@@ -564,16 +564,22 @@ class ArchiveLogTest
         }
     }
 
+    /** Frames of 200 bytes, flushed: five segments' worth is 1,500. */
+    private static void appendFrames(final ArchiveLog log, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            append(log, 1, 1, payload(11, i, 200));
+        }
+        log.flush();
+    }
+
     @Test
     void purgeDeletesWholeSegmentsBelowAndReadersThereArePurged()
     {
         try (ArchiveLog log = ArchiveLog.open(config(dir)))
         {
-            for (int i = 0; i < 1000; i++)
-            {
-                append(log, 1, 1, payload(11, i, 200));
-            }
-            log.flush();
+            appendFrames(log, 1000);
             final int before = SegmentFiles.listBasePositions(dir).length;
             final long start = log.purge(2 * log.segmentLength() + 100);
             assertEquals(2L * log.segmentLength(), start);
@@ -603,11 +609,7 @@ class ArchiveLogTest
     {
         try (ArchiveLog log = ArchiveLog.open(config(dir)))
         {
-            for (int i = 0; i < 1500; i++)
-            {
-                append(log, 1, 1, payload(11, i, 200));
-            }
-            log.flush();
+            appendFrames(log, 1500);
             final int segment = log.segmentLength();
             final int before = SegmentFiles.listBasePositions(dir).length;
             assertTrue(before >= 5, "enough segments for the test: " + before);

@@ -281,7 +281,23 @@ public final class ArchiveRaftLog implements RaftLog
         hurryPurges(true);
         try
         {
-            purger.submit(() -> { }).get(1, TimeUnit.MINUTES);
+            awaitPurgeThread(TimeUnit.MINUTES.toMillis(1));
+        }
+        finally
+        {
+            hurryPurges(false);
+        }
+    }
+
+    /**
+     * Wait until the purge thread has finished every purge handed to it so far, delays included (package-private
+     * for tests: a reset or close hurries the purges first).
+     */
+    void awaitPurgeThread(final long timeoutMs)
+    {
+        try
+        {
+            purger.submit(() -> { }).get(timeoutMs, TimeUnit.MILLISECONDS);
         }
         catch (final InterruptedException ex)
         {
@@ -291,10 +307,6 @@ public final class ArchiveRaftLog implements RaftLog
         catch (final ExecutionException | TimeoutException ex)
         {
             throw new IllegalStateException("purge of " + config.directory() + " failed or hung: " + ex, ex);
-        }
-        finally
-        {
-            hurryPurges(false);
         }
     }
 
