@@ -1,11 +1,14 @@
 package io.lockstep.benchmarks;
 
 import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -76,70 +79,96 @@ final class LoopbackEcho
             }
             channel.configureBlocking(false);
             channel.register(selector, SelectionKey.OP_READ);
-            final ByteBuffer out = ByteBuffer.allocateDirect(size);
-            final ByteBuffer in = ByteBuffer.allocateDirect(64 * size);
+            final SocketClient client = new SocketClient(channel, selector, size, result.roundTrip);
             final long interval = TimeUnit.SECONDS.toNanos(1) / rate;
             final long start = System.nanoTime();
             final long measureFrom = start + TimeUnit.SECONDS.toNanos(1);
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-            // Warm-up and measurement are two calls of one loop that records alike, so that the compiled loop is
-            // not deoptimised where the measurement starts (see LatencyBenchmark).
-            final long warmedUpTo = pace(channel, selector, out, in, size, start, interval, 0, measureFrom, result);
+            final long warmedUpTo =
+                SendPacer.pace(client, client.message, size, start, interval, 0, measureFrom, result.sendLate);
             histogram.reset();
             result.sendLate.reset();
             onMeasureStart.run();
-            pace(channel, selector, out, in, size, start, interval, warmedUpTo, end, result);
+            SendPacer.pace(client, client.message, size, start, interval, warmedUpTo, end, result.sendLate);
+        }
+        catch (final UncheckedIOException ex)
+        {
+            throw ex.getCause();
         }
         return result;
     }
 
     /**
-     * Send message {@code index} onward as each falls due and time each echo that comes back whole, until
-     * {@code until}.
-     *
-     * @return the index of the next message to send.
+     * The paced client over one socket: sends each message whole, times each echo that comes back whole from the
+     * intended send time it carries.
      */
-    private static long pace(final SocketChannel channel, final Selector selector, final ByteBuffer out,
-        final ByteBuffer in, final int size, final long start, final long interval, final long fromIndex,
-        final long until, final Result result) throws IOException
+    private static final class SocketClient implements SendPacer.Client
     {
-        long index = fromIndex;
-        while (System.nanoTime() < until)
+        private final SocketChannel channel;
+        private final Selector selector;
+        private final int size;
+        private final Histogram roundTrip;
+        private final ByteBuffer out;
+        private final ByteBuffer in;
+        final UnsafeBuffer message;
+
+        SocketClient(final SocketChannel channel, final Selector selector, final int size, final Histogram roundTrip)
         {
-            final long due = start + index * interval;
-            if (System.nanoTime() >= due)
+            this.channel = channel;
+            this.selector = selector;
+            this.size = size;
+            this.roundTrip = roundTrip;
+            this.out = ByteBuffer.allocateDirect(size);
+            // The send time is put by the pacer through an UnsafeBuffer, in native order.
+            this.in = ByteBuffer.allocateDirect(64 * size).order(ByteOrder.nativeOrder());
+            this.message = new UnsafeBuffer(out);
+        }
+
+        public boolean offer(final UnsafeBuffer m, final int length)
+        {
+            out.clear();
+            try
             {
-                out.clear();
-                out.putLong(0, due);
-                out.putLong(8, System.nanoTime());
                 while (out.hasRemaining())
                 {
                     channel.write(out);
                 }
-                index++;
             }
-            if (0 == selector.selectNow())
+            catch (final IOException ex)
             {
-                SendPacer.restIfEarly(start + index * interval);
-                continue;
+                throw new UncheckedIOException(ex);
             }
-            selector.selectedKeys().clear();
-            if (channel.read(in) < 0)
+            return true;
+        }
+
+        public int poll()
+        {
+            try
             {
-                throw new IOException("the echo closed the connection");
+                if (0 == selector.selectNow())
+                {
+                    return 0;
+                }
+                selector.selectedKeys().clear();
+                if (channel.read(in) < 0)
+                {
+                    throw new IOException("the echo closed the connection");
+                }
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException(ex);
             }
             int offset = 0;
             while (in.position() - offset >= size)
             {
-                final long sent = in.getLong(offset);
-                result.roundTrip.recordValue(System.nanoTime() - sent);
-                result.sendLate.recordValue(in.getLong(offset + 8) - sent);
+                roundTrip.recordValue(System.nanoTime() - in.getLong(offset));
                 offset += size;
             }
             in.limit(in.position()).position(offset);
             in.compact();
+            return 1;
         }
-        return index;
     }
 
     private static void echo(final ServerSocketChannel server, final int size)
