@@ -18,7 +18,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongUnaryOperator;
@@ -55,12 +54,7 @@ public final class ArchiveRaftLog implements RaftLog
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
     private java.util.function.LongConsumer flushTimes;
-    private final ExecutorService purger = Executors.newSingleThreadExecutor(r ->
-    {
-        final Thread t = new Thread(r, "lockstep-log-purge");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService purger;
     private final long purgeDelayNs;
     /** Guards {@link #hurry}: the purge thread waits on it. */
     private final Object purgeWait = new Object();
@@ -125,6 +119,8 @@ public final class ArchiveRaftLog implements RaftLog
         this.reader = log.newReader(log.startPosition());
         this.basePosition = base.position();
         this.baseTerm = base.term();
+        // Last: a log that failed to open leaves no idle thread behind.
+        this.purger = StorageThreads.started("lockstep-log-purge");
     }
 
     private void inheritPromise(final Path oldLog)

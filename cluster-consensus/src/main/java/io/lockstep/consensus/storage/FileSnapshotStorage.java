@@ -22,7 +22,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -76,12 +75,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
         {
             setDurable(latest.position(), latest.term(), latest.location());
         }
-        writer = Executors.newSingleThreadExecutor(r ->
-        {
-            final Thread t = new Thread(r, "lockstep-snapshot-writer");
-            t.setDaemon(true);
-            return t;
-        });
+        writer = StorageThreads.started("lockstep-snapshot-writer");
     }
 
     public boolean isWriting()
