@@ -136,6 +136,12 @@ public final class ArchiveLog implements AutoCloseable
         {
             throw SegmentFiles.ioError(config.directory(), "cannot create log directory", ex);
         }
+        final int leftovers = SegmentFiles.deleteLeftoverPurges(config.directory());
+        if (leftovers > 0)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "deleted {0} segments left half deleted in {1}", leftovers,
+                config.directory());
+        }
 
         final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
         final PromiseFile promise = PromiseFile.open(config.directory().resolve(LogFormat.PROMISE_FILE));
@@ -513,6 +519,19 @@ public final class ArchiveLog implements AutoCloseable
      */
     public int deleteSegmentsBelow(final long position)
     {
+        return deleteSegmentsBelow(position, 0);
+    }
+
+    /**
+     * As {@link #deleteSegmentsBelow(long)}, each segment a step at a time with a pause after each step, so that a
+     * deleting thread never holds a CPU for long (see {@code SegmentFiles.deleteGradually}); a segment in the middle
+     * of it is out of the log already, and one left half done by a crash is removed at the next open.
+     *
+     * @param pauseNs pause after each 1 MiB cut from a segment; 0 to delete each in one call.
+     * @return segments deleted.
+     */
+    public int deleteSegmentsBelow(final long position, final long pauseNs)
+    {
         final long start = Math.min(position, startPosition);
         final long[] bases = SegmentFiles.listBasePositions(directory);
         int deleted = 0;
@@ -520,7 +539,7 @@ public final class ArchiveLog implements AutoCloseable
         {
             if (base + segmentLength <= start)
             {
-                SegmentFiles.delete(directory, base);
+                SegmentFiles.deleteGradually(directory, base, pauseNs);
                 deleted++;
             }
         }

@@ -5,10 +5,12 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Naming, listing, creation and removal of segment files. A segment is named by the log position of its first byte
@@ -19,6 +21,10 @@ final class SegmentFiles
 {
     static final String SUFFIX = ".seg";
     private static final String TMP_SUFFIX = ".seg.tmp";
+    /** A segment being deleted a step at a time: out of the log, not yet gone. */
+    static final String PURGING_SUFFIX = ".seg.purging";
+    /** Bytes cut from a segment being deleted per step, at most (an eighth of a smaller segment). */
+    static final int PURGE_STEP_LENGTH = 1024 * 1024;
     private static final int NAME_DIGITS = 20;
     private static final int ZERO_CHUNK = 64 * 1024;
 
@@ -150,6 +156,76 @@ final class SegmentFiles
         {
             throw ioError(file, "cannot delete segment", ex);
         }
+    }
+
+    /**
+     * Delete a segment a step at a time: renamed out of the log first, durably, so that a crash never leaves a short
+     * file under a segment's name; then cut from its end by {@link #PURGE_STEP_LENGTH} (or an eighth of the segment)
+     * per step, with a pause after each; then unlinked. Why: unlinking a written 64 MiB segment in one call ran the deleting thread for about 10 ms
+     * of CPU under load (freeing the file's cached pages and its blocks, with a discard, at once), and a trace at 40k
+     * msg/s showed the leader's thread waiting runnable behind its own purge thread 2-2.7 ms at a time while the other
+     * CPU was idle: the scheduler kept the two on one CPU. One step costs 0.16-0.33 ms (measured alone).
+     *
+     * @param pauseNs pause after each step; 0 to unlink at once.
+     */
+    static void deleteGradually(final Path directory, final long basePosition, final long pauseNs)
+    {
+        if (0 == pauseNs)
+        {
+            delete(directory, basePosition);
+            return;
+        }
+        final Path file = segmentFile(directory, basePosition);
+        final Path purging = directory.resolve(name(basePosition).replace(SUFFIX, PURGING_SUFFIX));
+        try
+        {
+            try
+            {
+                Files.move(file, purging, StandardCopyOption.ATOMIC_MOVE);
+            }
+            catch (final NoSuchFileException ex)
+            {
+                return;
+            }
+            fsyncDirectory(directory);
+            try (FileChannel channel = FileChannel.open(purging, StandardOpenOption.WRITE))
+            {
+                final long step = Math.max(1, Math.min(PURGE_STEP_LENGTH, channel.size() / 8));
+                for (long size = channel.size() - step; size > 0; size -= step)
+                {
+                    channel.truncate(size);
+                    LockSupport.parkNanos(pauseNs);
+                }
+            }
+            Files.delete(purging);
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(file, "cannot delete segment", ex);
+        }
+    }
+
+    /**
+     * Delete what a step-by-step deletion left when the process stopped: those files are out of the log already.
+     *
+     * @return files deleted.
+     */
+    static int deleteLeftoverPurges(final Path directory)
+    {
+        int deleted = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*" + PURGING_SUFFIX))
+        {
+            for (final Path file : files)
+            {
+                Files.deleteIfExists(file);
+                deleted++;
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw ioError(directory, "cannot delete the rest of an interrupted purge", ex);
+        }
+        return deleted;
     }
 
     /**

@@ -624,6 +624,60 @@ class ArchiveLogTest
     }
 
     @Test
+    void segmentsDeletedStepByStepLeaveNothingBehindAndTheRestReads() throws Exception
+    {
+        final long start;
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            appendFrames(log, 1500);
+            final int segment = log.segmentLength();
+            final int before = SegmentFiles.listBasePositions(dir).length;
+            start = log.advanceStart(3L * segment);
+            assertEquals(3L * segment, start);
+            final List<TestFrames.Frame> fromStart = readAll(log, start);
+            assertEquals(3, log.deleteSegmentsBelow(start, 100_000));
+            assertEquals(before - 3, SegmentFiles.listBasePositions(dir).length);
+            assertEquals(start, SegmentFiles.listBasePositions(dir)[0]);
+            try (var files = Files.list(dir))
+            {
+                assertTrue(files.noneMatch(f -> f.toString().endsWith(SegmentFiles.PURGING_SUFFIX)), "nothing half done");
+            }
+            final List<TestFrames.Frame> after = readAll(log, start);
+            assertEquals(fromStart.size(), after.size(), "every frame from the start on still reads");
+            for (int i = 0; i < after.size(); i++)
+            {
+                assertEquals(fromStart.get(i).position(), after.get(i).position());
+                assertArrayEquals(fromStart.get(i).payload(), after.get(i).payload());
+            }
+        }
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertEquals(start, log.startPosition());
+        }
+    }
+
+    @Test
+    void aSegmentLeftHalfDeletedByACrashIsRemovedAtOpen() throws Exception
+    {
+        final long start;
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            appendFrames(log, 1500);
+            start = log.purge(2L * log.segmentLength());
+        }
+        // What a crash in the middle of a step-by-step deletion leaves: the segment renamed and cut short.
+        final Path halfDone = dir.resolve(SegmentFiles.name(start - 64 * 1024)
+            .replace(SegmentFiles.SUFFIX, SegmentFiles.PURGING_SUFFIX));
+        Files.write(halfDone, new byte[12_345]);
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertFalse(Files.exists(halfDone));
+            assertEquals(start, log.startPosition());
+            assertFalse(readAll(log, start).isEmpty());
+        }
+    }
+
+    @Test
     void nonZeroInitialPositionStartsTheLogThere()
     {
         final long initial = 3 * 64 * 1024 + 4096;

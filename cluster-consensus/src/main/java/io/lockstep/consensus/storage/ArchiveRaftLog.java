@@ -55,6 +55,8 @@ public final class ArchiveRaftLog implements RaftLog
     private final LogBaseFile base;
     private java.util.function.LongConsumer flushTimes;
     private final ExecutorService purger;
+    /** Pause of the purge thread after each 1 MiB it cuts from a segment it deletes: see ArchiveLog. */
+    private static final long PURGE_STEP_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private final long purgeDelayNs;
     /** Guards {@link #hurry}: the purge thread waits on it. */
     private final Object purgeWait = new Object();
@@ -205,8 +207,9 @@ public final class ArchiveRaftLog implements RaftLog
                 // task starts as it is handed over unless an earlier purge is still running.
                 awaitDelay(System.nanoTime() + purgeDelayNs);
                 base.save(target, term);
-                // Not below the start, which a later purge may have moved past the base just saved.
-                purged.deleteSegmentsBelow(target);
+                // Not below the start, which a later purge may have moved past the base just saved. A step at a
+                // time, unless a reset or close is waiting for it.
+                purged.deleteSegmentsBelow(target, hurried() ? 0 : PURGE_STEP_PAUSE_NS);
             }
             catch (final RuntimeException ex)
             {
@@ -240,6 +243,14 @@ public final class ArchiveRaftLog implements RaftLog
         reader = log.newReader(position);
         deleteTree(discardedDirectory());
         LOGGER.log(System.Logger.Level.INFO, "log {0} reset to start at {1} (term {2})", directory, position, term);
+    }
+
+    private boolean hurried()
+    {
+        synchronized (purgeWait)
+        {
+            return hurry;
+        }
     }
 
     /** On the purge thread: wait until a time, or until the member's thread hurries the purges. */
