@@ -32,8 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * tool asks for one more; then one follower is killed with SIGKILL, its data directory deleted, and it is started
  * again, empty. It must rejoin through install-snapshot and reach the same applied position and state hash as the
  * others. Writing goes on until the leader has taken 12 snapshots (about 24 MiB of log through 1 MiB segments;
- * {@code -Dlockstep.snapshot.it.snapshots=N} for a longer run), and throughout every member's log directory stays
- * under the stated bound.
+ * {@code -Dlockstep.snapshot.it.snapshots=N} for a longer run), and throughout every member's log stays under the
+ * stated bound, with at most one segment being deleted beside it.
  */
 class SnapshotInstallIT
 {
@@ -42,6 +42,11 @@ class SnapshotInstallIT
     private static final int KEEP = 2;
     /** The bound NodeConfig states: keep * interval + 2 segments, plus one segment for the snapshot in flight. */
     private static final long LOG_BOUND = KEEP * INTERVAL + 3L * SEGMENT;
+    /**
+     * A purged segment is renamed out of the log to this suffix and cut a step at a time before it is unlinked
+     * (archive-log's SegmentFiles.deleteGradually); until then it takes disk space beside the log, one at a time.
+     */
+    private static final String PURGING_SUFFIX = ".seg.purging";
 
     @TempDir
     Path dir;
@@ -54,7 +59,7 @@ class SnapshotInstallIT
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong failures = new AtomicLong();
         final AtomicLong ops = new AtomicLong();
-        final long[] maxLogBytes = new long[3];
+        final long[][] maxLogBytes = new long[3][3];
         try (LocalCluster cluster = new LocalCluster(dir, 3, "none", SEGMENT, KeyValueService.class.getName());
             AdminClient admin = cluster.adminClient())
         {
@@ -137,16 +142,22 @@ class SnapshotInstallIT
             assertTrue(rejoined.logStartPosition() > 0, "the rejoined member's log starts at the installed snapshot");
             System.out.printf("snapshot install: %d operations, %d snapshots seen on the leader, tool snapshot at %d, " +
                 "member %d wiped and rejoined at applied position %d with state hash %016x; largest log directory " +
-                "per member %s bytes (bound %d)%n", ops.get(), snapshotsSeen[0], asked, victim,
-                rejoined.appliedPosition(), hash, java.util.Arrays.toString(maxLogBytes), LOG_BOUND);
+                "per member [log, being deleted, whole] %s bytes (log bound %d)%n", ops.get(), snapshotsSeen[0],
+                asked, victim, rejoined.appliedPosition(), hash, java.util.Arrays.deepToString(maxLogBytes),
+                LOG_BOUND);
         }
         assertEquals(0, failures.get(), "clients ran without errors");
         for (int i = 0; i < 3; i++)
         {
-            assertTrue(maxLogBytes[i] <= LOG_BOUND, "member " + i + " log directory reached " + maxLogBytes[i] +
-                " bytes, over the bound " + LOG_BOUND);
+            assertTrue(maxLogBytes[i][0] <= LOG_BOUND, "member " + i + " log (segments and control files) reached " +
+                maxLogBytes[i][0] + " bytes, over the bound " + LOG_BOUND);
+            assertTrue(maxLogBytes[i][1] <= SEGMENT, "member " + i + " held " + maxLogBytes[i][1] + " bytes of " +
+                "segments being deleted at once; the purge thread deletes one at a time");
+            assertTrue(maxLogBytes[i][2] <= LOG_BOUND + SEGMENT, "member " + i + " log directory reached " +
+                maxLogBytes[i][2] + " bytes, over the bound " + (LOG_BOUND + SEGMENT));
         }
     }
+
 
     private static List<Thread> startClients(
         final LocalCluster cluster, final AtomicBoolean stop, final AtomicLong failures, final AtomicLong ops)
@@ -191,7 +202,7 @@ class SnapshotInstallIT
     }
 
     private static Map<Integer, AdminClient.Status> awaitStatus(
-        final AdminClient admin, final LocalCluster cluster, final long[] maxLogBytes, final int timeoutSeconds,
+        final AdminClient admin, final LocalCluster cluster, final long[][] maxLogBytes, final int timeoutSeconds,
         final StatusCondition condition, final String what) throws IOException
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
@@ -215,7 +226,11 @@ class SnapshotInstallIT
             .findFirst().orElse(null);
     }
 
-    private static void sampleLogSizes(final LocalCluster cluster, final long[] maxLogBytes) throws IOException
+    /**
+     * Largest sizes seen per member, in bytes: [0] the log (segments and control files), [1] a segment being
+     * deleted (renamed out of the log, cut a step at a time), [2] the whole directory.
+     */
+    private static void sampleLogSizes(final LocalCluster cluster, final long[][] maxLogBytes) throws IOException
     {
         for (int i = 0; i < maxLogBytes.length; i++)
         {
@@ -224,14 +239,23 @@ class SnapshotInstallIT
             {
                 continue;
             }
-            long total = 0;
+            long log = 0;
+            long purging = 0;
             try (Stream<Path> files = Files.list(logDir))
             {
                 for (final Path f : (Iterable<Path>)files::iterator)
                 {
                     try
                     {
-                        total += Files.size(f);
+                        final long size = Files.size(f);
+                        if (f.getFileName().toString().endsWith(PURGING_SUFFIX))
+                        {
+                            purging += size;
+                        }
+                        else
+                        {
+                            log += size;
+                        }
                     }
                     catch (final IOException ignore)
                     {
@@ -243,7 +267,9 @@ class SnapshotInstallIT
             {
                 continue;
             }
-            maxLogBytes[i] = Math.max(maxLogBytes[i], total);
+            maxLogBytes[i][0] = Math.max(maxLogBytes[i][0], log);
+            maxLogBytes[i][1] = Math.max(maxLogBytes[i][1], purging);
+            maxLogBytes[i][2] = Math.max(maxLogBytes[i][2], log + purging);
         }
     }
 
