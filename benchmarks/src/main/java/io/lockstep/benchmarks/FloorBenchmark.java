@@ -57,6 +57,15 @@ public final class FloorBenchmark
                 relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuUsPerMessage(0),
                 relay.cpuUsPerMessage(1), relay.cpuUsPerMessage(2), relay.membersCpuUsPerMessage());
             System.out.println(LoopbackRelay.summary(rate, options.size(), relay));
+            final LoopbackRelay.Result fewest = LoopbackRelay.run(rate, options.size(),
+                Math.min(10, options.seconds()), true);
+            System.out.printf(Locale.ROOT, "the same relay with one follower silent (the fewest hops a commit " +
+                "needs), %d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, followers %.1f and %.1f " +
+                "us, all three %.1f us%n", rate, fewest.latency().roundTrip.getValueAtPercentile(50) / 1000,
+                fewest.latency().roundTrip.getValueAtPercentile(99) / 1000, fewest.cpuUsPerMessage(0),
+                fewest.cpuUsPerMessage(1), fewest.cpuUsPerMessage(2), fewest.membersCpuUsPerMessage());
+            System.out.println(LoopbackRelay.summary(rate, options.size(), fewest)
+                .replace("mode=relay", "mode=relay_one_ack"));
         }
     }
 }

@@ -31,6 +31,11 @@ import java.util.function.Consumer;
  * with nothing else: no log write, no decoding, no state, no spinning (each process blocks in its selector, which is
  * the cheapest way to wait for a message that travels alone). Its CPU per message, read from /proc like the
  * members', is what any cluster of this shape over TCP costs on this machine, whatever its code.
+ * <p>
+ * Run with one follower silent ({@code oneAcknowledging}), it receives the appends and never acknowledges: the
+ * fewest hops a three-member commit of a message that travels alone can take (both followers must get it, one
+ * acknowledgement makes the quorum). That is the floor below which no cluster of three over TCP goes here, even one
+ * that gave up hearing its second follower.
  */
 final class LoopbackRelay
 {
@@ -73,6 +78,15 @@ final class LoopbackRelay
      */
     static Result run(final int rate, final int size, final int seconds) throws Exception
     {
+        return run(rate, size, seconds, false);
+    }
+
+    /**
+     * As {@link #run(int, int, int)}; with {@code oneAcknowledging} the second follower never acknowledges.
+     */
+    static Result run(final int rate, final int size, final int seconds, final boolean oneAcknowledging)
+        throws Exception
+    {
         final List<Process> processes = new ArrayList<>();
         try
         {
@@ -81,7 +95,9 @@ final class LoopbackRelay
             final int port = Integer.parseInt(ready.substring(ready.indexOf('=') + 1).trim());
             for (int i = 0; i < FOLLOWERS; i++)
             {
-                start(processes, "follower", Integer.toString(port)).awaitLine("relay follower connected");
+                final String acknowledges = oneAcknowledging && i == FOLLOWERS - 1 ? "silent" : "acknowledging";
+                start(processes, "follower", Integer.toString(port), acknowledges)
+                    .awaitLine("relay follower connected");
             }
             leader.awaitLine("relay leader followers=" + FOLLOWERS);
             final InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
@@ -177,7 +193,8 @@ final class LoopbackRelay
     }
 
     /**
-     * {@code LoopbackRelay leader} or {@code LoopbackRelay follower PORT}: runs until the connection ends.
+     * {@code LoopbackRelay leader} or {@code LoopbackRelay follower PORT acknowledging|silent}: runs until the
+     * connection ends.
      */
     public static void main(final String[] args) throws Exception
     {
@@ -187,11 +204,11 @@ final class LoopbackRelay
         }
         else
         {
-            follow(Integer.parseInt(args[1]));
+            follow(Integer.parseInt(args[1]), "silent".equals(args[2]));
         }
     }
 
-    private static void follow(final int port) throws IOException
+    private static void follow(final int port, final boolean silent) throws IOException
     {
         try (SocketChannel leader = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
             Selector selector = Selector.open())
@@ -214,7 +231,7 @@ final class LoopbackRelay
                 {
                     return;
                 }
-                if (n > 0)
+                if (n > 0 && !silent)
                 {
                     received += n;
                     ack.clear();

@@ -44,6 +44,11 @@ class BenchmarkSmokeIT
         assertTrue(output.contains("aeron mode=latency rate=500"), output);
         assertTrue(output.contains("compare mode=latency rate=500"), output);
         assertTrue(output.contains("lockstep mode=throughput") && output.contains("aeron mode=throughput"), output);
+        // The floors printed beside the clusters: the do-nothing relay, and the same with one follower silent.
+        assertTrue(output.matches("(?s).*loopback mode=relay rate=500 .*members_cpu_us_per_msg=[0-9.]+.*"), output);
+        assertTrue(output.matches("(?s).*loopback mode=relay_one_ack rate=500 .*members_cpu_us_per_msg=[0-9.]+.*"),
+            output);
+        assertTrue(output.matches("(?s).*\\n500 +tcp-1ack .*"), "the table has the one-acknowledgement row:\n" + output);
         // A smoke test: it carried load at all. Figures are judged by full runs, not here.
         assertTrue(output.matches("(?s).*lockstep mode=latency rate=500 .*achieved=[1-9]\\d* .*"),
             "lockstep carried load:\n" + output);
