@@ -61,9 +61,9 @@ import java.util.Properties;
  * lockstep.cluster.secret.file, lockstep.client.authenticator, lockstep.client.tokens.file: see SecuritySettings
  * </pre>
  * Disk: the log stays under about {@code keep * interval + 2 * segment length} beyond what a lagging follower that
- * is still connected holds the leader to, plus what is written during the purge delay, plus one segment being
- * deleted (renamed out of the log, cut a step at a time, one at a time); snapshots add
- * {@code keep + 1} times the state's size.
+ * is still connected holds the leader to, plus what is written during the purge delay and while the purge runs
+ * (about 0.4 s per 64 MiB segment), plus one segment being deleted (renamed out of the log, cut a step at a time,
+ * one at a time); snapshots add {@code keep + 1} times the state's size.
  * Durability defaults to {@code batch}: safety before speed. With {@code none}, a committed entry survives any
  * minority of machine crashes but not a majority at once (Aeron Cluster's default).
  */
