@@ -283,7 +283,10 @@ public final class AdminClient implements AutoCloseable
     }
 
     /**
-     * Wait until every member answers and all have committed their whole log at the same position.
+     * Wait until every member answers, one of them leads, none stands for election, and all have committed their
+     * whole log at the same position. A cluster that has not yet elected its first leader is not converged, though
+     * every member is at position 0: a caller taking its statuses as "before" would see the election that follows
+     * as a change.
      *
      * @return the members' statuses then, or null if that did not happen in time.
      */
@@ -294,6 +297,8 @@ public final class AdminClient implements AutoCloseable
         {
             final Map<Integer, Status> now = status(500);
             if (now.size() == members.size() &&
+                now.values().stream().anyMatch(s -> Role.LEADER == s.role()) &&
+                now.values().stream().noneMatch(s -> Role.CANDIDATE == s.role()) &&
                 now.values().stream().map(Status::commitPosition).distinct().count() == 1 &&
                 now.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
             {
