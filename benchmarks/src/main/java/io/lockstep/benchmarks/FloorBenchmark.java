@@ -50,22 +50,28 @@ public final class FloorBenchmark
                 echo.roundTrip.getValueAtPercentile(50) / 1000, echo.roundTrip.getValueAtPercentile(99) / 1000,
                 echo.roundTrip.getValueAtPercentile(99.9) / 1000, echo.sendLate.getValueAtPercentile(99) / 1000);
             System.out.println(LoopbackEcho.summary(rate, options.size(), echo));
-            final LoopbackRelay.Result relay = LoopbackRelay.run(rate, options.size(), Math.min(10, options.seconds()));
-            System.out.printf(Locale.ROOT, "loopback relay that does nothing (a leader and two followers, five hops), " +
-                "%d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, followers %.1f and %.1f us, all " +
-                "three %.1f us%n", rate, relay.latency().roundTrip.getValueAtPercentile(50) / 1000,
-                relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuUsPerMessage(0),
-                relay.cpuUsPerMessage(1), relay.cpuUsPerMessage(2), relay.membersCpuUsPerMessage());
-            System.out.println(LoopbackRelay.summary(rate, options.size(), relay));
-            final LoopbackRelay.Result fewest = LoopbackRelay.run(rate, options.size(),
-                Math.min(10, options.seconds()), true);
-            System.out.printf(Locale.ROOT, "the same relay with one follower silent (the fewest hops a commit " +
-                "needs), %d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, followers %.1f and %.1f " +
-                "us, all three %.1f us%n", rate, fewest.latency().roundTrip.getValueAtPercentile(50) / 1000,
-                fewest.latency().roundTrip.getValueAtPercentile(99) / 1000, fewest.cpuUsPerMessage(0),
-                fewest.cpuUsPerMessage(1), fewest.cpuUsPerMessage(2), fewest.membersCpuUsPerMessage());
-            System.out.println(LoopbackRelay.summary(rate, options.size(), fewest)
-                .replace("mode=relay", "mode=relay_one_ack"));
+            printRelay(rate, options, false);
+            printRelay(rate, options, true);
         }
+    }
+
+    /**
+     * Run the do-nothing relay at a rate and print it: as a sentence, and as a key=value line whose mode is
+     * {@code relay}, or {@code relay_one_ack} when one follower is silent (the fewest hops a commit needs).
+     */
+    private static void printRelay(final int rate, final BenchmarkOptions options, final boolean oneAcknowledging)
+        throws Exception
+    {
+        final LoopbackRelay.Result relay = LoopbackRelay.run(rate, options.size(), Math.min(10, options.seconds()),
+            oneAcknowledging);
+        System.out.printf(Locale.ROOT, "%s, %d msg/s: p50 %d us, p99 %d us; CPU per message: leader %.1f us, " +
+            "followers %.1f and %.1f us, all three %.1f us%n", oneAcknowledging ?
+            "the same relay with one follower silent (the fewest hops a commit needs)" :
+            "loopback relay that does nothing (a leader and two followers, five hops)", rate,
+            relay.latency().roundTrip.getValueAtPercentile(50) / 1000,
+            relay.latency().roundTrip.getValueAtPercentile(99) / 1000, relay.cpuUsPerMessage(0),
+            relay.cpuUsPerMessage(1), relay.cpuUsPerMessage(2), relay.membersCpuUsPerMessage());
+        final String summary = LoopbackRelay.summary(rate, options.size(), relay);
+        System.out.println(oneAcknowledging ? summary.replace("mode=relay", "mode=relay_one_ack") : summary);
     }
 }

@@ -158,7 +158,6 @@ class SnapshotInstallIT
         }
     }
 
-
     private static List<Thread> startClients(
         final LocalCluster cluster, final AtomicBoolean stop, final AtomicLong failures, final AtomicLong ops)
     {
