@@ -144,6 +144,7 @@ public final class ArchiveLog implements AutoCloseable
         }
 
         final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
+        MappingWarmUp.run(config.directory().resolve(LogFormat.DESCRIPTOR_FILE));
         final PromiseFile promise = PromiseFile.open(config.directory().resolve(LogFormat.PROMISE_FILE));
         try
         {
