@@ -71,6 +71,12 @@ class DistributionIT
                 }
                 assertTrue(System.nanoTime() < deadline, "a leader within 30 s: " + r.output() + outputs());
             }
+            for (final Process node : nodes)
+            {
+                // The launcher execs the member's JVM, so the process started is that JVM.
+                final List<String> jvmArgs = node.info().arguments().map(List::of).orElse(List.of());
+                assertTrue(jvmArgs.contains("-XX:PerMethodTrapLimit=0"), "member JVM started with " + jvmArgs);
+            }
             final List<String> shutdown = new ArrayList<>(List.of(launcher, "tool", "shutdown", "--config",
                 "config/node0.properties", "--timeout-ms", "30000"));
             shutdown.addAll(overrides);
