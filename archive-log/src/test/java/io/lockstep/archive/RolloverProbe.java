@@ -3,9 +3,10 @@ package io.lockstep.archive;
 import java.nio.file.Path;
 
 /**
- * The process {@link MappingWarmUpTest} runs with {@code -verbose:class}: opens a log, prints {@code opened}, then
+ * The process {@link RolloverWarmUpTest} runs with {@code -verbose:class}: opens a log, prints {@code opened}, then
  * writes across {@link #SEGMENTS} segment rollovers with a reader following (each segment it reaches is mapped),
- * and prints {@code done <frames read>}. What the JVM loads between the two lines is what rollovers load.
+ * and prints {@code done <frames read>}. Under {@code NONE}, so that each rollover hands its segment to the
+ * background sync as a member's log does. What the JVM loads between the two lines is what rollovers load.
  */
 public final class RolloverProbe
 {
@@ -19,9 +20,14 @@ public final class RolloverProbe
     public static void main(final String[] args)
     {
         final ArchiveLogConfig config = new ArchiveLogConfig().directory(Path.of(args[0]))
-            .segmentLength(SEGMENT_LENGTH).maxBatchLength(SEGMENT_LENGTH / 4).durability(DurabilityPolicy.BATCH);
+            .segmentLength(SEGMENT_LENGTH).maxBatchLength(SEGMENT_LENGTH / 4).durability(DurabilityPolicy.NONE);
         try (ArchiveLog log = ArchiveLog.open(config); LogReader reader = log.newReader(log.startPosition()))
         {
+            // The log's own threads load what they need as they start (the unmap thread's first wait loads the
+            // fork-join pool, for one): let them reach their first wait, as a member's have long before it rolls.
+            awaitWaiting("lockstep-unmap");
+            awaitWaiting("log-background-sync-");
+            final FrameHandler ignore = (buffer, offset, length, position, term, type) -> { }; // linked here, not later
             System.out.println("opened");
             System.out.flush();
             final byte[] payload = new byte[200];
@@ -30,9 +36,23 @@ public final class RolloverProbe
             {
                 TestFrames.append(log, 1, 1, payload);
                 log.flush();
-                read += reader.poll((buffer, offset, length, position, term, type) -> { }, Long.MAX_VALUE, 100);
+                read += reader.poll(ignore, Long.MAX_VALUE, 100);
             }
             System.out.println("done " + read);
+        }
+    }
+
+    private static void awaitWaiting(final String threadNamePrefix)
+    {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith(threadNamePrefix) &&
+            (t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING)))
+        {
+            if (System.nanoTime() > deadline)
+            {
+                throw new IllegalStateException("no waiting thread named " + threadNamePrefix + "* within 10 s");
+            }
+            Thread.onSpinWait();
         }
     }
 }
