@@ -5,7 +5,7 @@ import java.nio.file.Path;
 /**
  * The process {@link RolloverWarmUpTest} runs with {@code -verbose:class}: opens a log, prints {@code opened}, then
  * writes across {@link #SEGMENTS} segment rollovers with a reader following (each segment it reaches is mapped),
- * and prints {@code done <frames read>}. Under {@code NONE}, so that each rollover hands its segment to the
+ * and prints {@code done <frames read>}. With a second argument {@code rehearse}, runs {@link RolloverRehearsal} first. Under {@code NONE}, so that each rollover hands its segment to the
  * background sync as a member's log does. What the JVM loads between the two lines is what rollovers load.
  */
 public final class RolloverProbe
@@ -19,6 +19,10 @@ public final class RolloverProbe
 
     public static void main(final String[] args)
     {
+        if (args.length > 1 && args[1].equals("rehearse") && !RolloverRehearsal.run())
+        {
+            throw new IllegalStateException("rehearsal failed");
+        }
         final ArchiveLogConfig config = new ArchiveLogConfig().directory(Path.of(args[0]))
             .segmentLength(SEGMENT_LENGTH).maxBatchLength(SEGMENT_LENGTH / 4).durability(DurabilityPolicy.NONE);
         try (ArchiveLog log = ArchiveLog.open(config); LogReader reader = log.newReader(log.startPosition()))
@@ -28,6 +32,7 @@ public final class RolloverProbe
             awaitWaiting("lockstep-unmap");
             awaitWaiting("log-background-sync-");
             final FrameHandler ignore = (buffer, offset, length, position, term, type) -> { }; // linked here, not later
+            TestFrames.append(log, 1, 1, new byte[1]); // loads the probe's own helper; well within the first segment
             System.out.println("opened");
             System.out.flush();
             final byte[] payload = new byte[200];
