@@ -255,8 +255,8 @@ public final class ClusterNode implements AutoCloseable
     public static ClusterNode start(final NodeConfig config)
     {
         PreloadedClasses.load();
-        // A log's first segment rollover in a JVM links everything it calls, 10-15 ms of the member's thread under
-        // load: done here, on a throwaway log, before the member serves (about 0.1 s at start).
+        // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
+        // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).
         RolloverRehearsal.run();
         return new ClusterNode(config);
     }
