@@ -5,8 +5,9 @@ import java.nio.file.Path;
 /**
  * The process {@link RolloverWarmUpTest} runs with {@code -verbose:class}: opens a log, prints {@code opened}, then
  * writes across {@link #SEGMENTS} segment rollovers with a reader following (each segment it reaches is mapped),
- * and prints {@code done <frames read>}. With a second argument {@code rehearse}, runs {@link RolloverRehearsal} first. Under {@code NONE}, so that each rollover hands its segment to the
- * background sync as a member's log does. What the JVM loads between the two lines is what rollovers load.
+ * and prints {@code done <frames read>}. What the JVM loads between the two lines is what rollovers load. Under
+ * {@code NONE}, so that each rollover hands its segment to the background sync as a member's log does. With a second
+ * argument {@code rehearse}, runs {@link RolloverRehearsal} first.
  */
 public final class RolloverProbe
 {

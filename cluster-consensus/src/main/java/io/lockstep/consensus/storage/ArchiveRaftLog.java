@@ -37,9 +37,9 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * Crash safety of the two operations that remove log: a purge saves the base first and then deletes segments, and a
  * reopened log finishes a purge the base is ahead of. Both steps of a purge run on a thread of this class: the log's
  * start moves at once (readers are refused below it), but an fsync and unlinking whole segments cost from
- * milliseconds to over a hundred (measured: a 130 ms stall at 20k msg/s when they ran on the member's thread). A reset renames the log directory away (one atomic step), saves
- * the base, and creates the new log there; a reopened log with no directory starts at the saved base, and a leftover
- * renamed directory is deleted.
+ * milliseconds to over a hundred (measured: a 130 ms stall at 20k msg/s when they ran on the member's thread). A
+ * reset renames the log directory away (one atomic step), saves the base, and creates the new log there; a
+ * reopened log with no directory starts at the saved base, and a leftover renamed directory is deleted.
  * <p>
  * The purge thread waits a configured delay before it deletes. Every member snapshots at the same log position, so
  * without it three members' deletes (25 ms of CPU each on a 2-vCPU machine, measured) land in the same instant as
