@@ -70,6 +70,8 @@ public final class ArchiveLog implements AutoCloseable
     private final UnsafeBuffer batch;
     private final AtomicLong publishedPosition = new AtomicLong();
     private volatile long startPosition;
+    /** Truncations that deleted segment files; readers drop their mappings when it changes (see LogReader). */
+    private volatile int segmentDeletions;
 
     private int batchLength;
     private int splitOffset = -1;
@@ -422,6 +424,10 @@ public final class ArchiveLog implements AutoCloseable
         final long base = segmentBase(position);
         final long[] bases = SegmentFiles.listBasePositions(directory);
         boolean deleted = false;
+        if (bases.length > 0 && bases[bases.length - 1] > base)
+        {
+            segmentDeletions++; // before the files go: a reader that sees it has no mapping of them to trust
+        }
         // Highest first: a crash part-way leaves a contiguous, longer log, never one with a hole.
         for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
         {
@@ -717,6 +723,11 @@ public final class ArchiveLog implements AutoCloseable
             segment.close();
             promise.close();
         }
+    }
+
+    int segmentDeletions()
+    {
+        return segmentDeletions;
     }
 
     private long segmentBase(final long position)
