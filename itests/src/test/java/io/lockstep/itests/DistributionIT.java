@@ -1,10 +1,11 @@
 package io.lockstep.itests;
 
+import io.lockstep.testkit.FreePorts;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,10 +41,7 @@ class DistributionIT
         final StringBuilder members = new StringBuilder();
         for (int i = 0; i < 3; i++)
         {
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:").append(socket.getLocalPort());
-            }
+            members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:").append(FreePorts.next());
         }
         final List<String> overrides = List.of("-Dlockstep.members=" + members, "-Dlockstep.metrics.port=0",
             "-Dlockstep.service=io.lockstep.examples.EchoService");

@@ -3,6 +3,7 @@ package io.lockstep.itests;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.testkit.FreePorts;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -10,7 +11,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.lockstep.cluster.transport.Member;
 
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,10 +82,7 @@ class SecurityIT
             // A process claiming to be member 1, without the secret, dials member 2 (members dial higher ids).
             // It listens elsewhere: the real member 1 holds that port.
             final List<Member> impostorView = new ArrayList<>(cluster.members());
-            try (ServerSocket free = new ServerSocket(0))
-            {
-                impostorView.set(1, new Member(1, "127.0.0.1", free.getLocalPort(), true));
-            }
+            impostorView.set(1, new Member(1, "127.0.0.1", FreePorts.next(), true));
             try (TcpTransport impostor = new TcpTransport(1, impostorView, 1 << 20, 1 << 16);
                 AdminClient admin = cluster.adminClient())
             {

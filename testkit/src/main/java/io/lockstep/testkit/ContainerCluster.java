@@ -21,7 +21,6 @@ import org.testcontainers.containers.Network;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -89,10 +88,7 @@ public final class ContainerCluster implements TestCluster
         this.hostPorts = new int[count];
         for (int i = 0; i < count; i++)
         {
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                hostPorts[i] = socket.getLocalPort();
-            }
+            hostPorts[i] = FreePorts.next();
         }
         Files.createDirectories(this.root);
         this.secret = ClusterSecret.writeNew(this.root.resolve("cluster.secret"));

@@ -10,7 +10,6 @@ import io.lockstep.consensus.node.NodeConfig;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,10 +83,7 @@ public final class LocalCluster implements AutoCloseable
         this.secret = ClusterSecret.writeNew(secretFile());
         for (int i = 0; i < count; i++)
         {
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                ports[i] = socket.getLocalPort();
-            }
+            ports[i] = FreePorts.next();
         }
         final StringBuilder members = new StringBuilder();
         for (int i = 0; i < count; i++)
@@ -129,10 +125,7 @@ public final class LocalCluster implements AutoCloseable
         final int[] metricsPorts = new int[count];
         for (int i = 0; i < count; i++)
         {
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                metricsPorts[i] = socket.getLocalPort();
-            }
+            metricsPorts[i] = FreePorts.next();
             Files.writeString(config(i), NodeConfig.METRICS_PORT + "=" + metricsPorts[i] + "\n", StandardCharsets.UTF_8,
                 StandardOpenOption.APPEND);
         }
