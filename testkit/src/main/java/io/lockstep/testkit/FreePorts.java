@@ -20,7 +20,8 @@ public final class FreePorts
 {
     /** Lowest port handed out: above the registered services most machines run. */
     private static final int LOWEST = 10_000;
-    private static final AtomicInteger NEXT = new AtomicInteger();
+    /** Where this JVM starts: spread by process id, so two JVMs running tests at once do not walk the same ports. */
+    private static final AtomicInteger NEXT = new AtomicInteger((int)(ProcessHandle.current().pid() * 7919 % 10_007));
     private static final int[] RANGE = range();
 
     private FreePorts()
@@ -68,8 +69,7 @@ public final class FreePorts
     }
 
     /**
-     * [first, end) below the ephemeral range; a start spread by process id, so that two JVMs running tests at once
-     * do not walk the same ports in step.
+     * [first, end): the ports below the kernel's ephemeral range.
      */
     private static int[] range()
     {
@@ -85,7 +85,6 @@ public final class FreePorts
         {
             // Not Linux, or not readable: the Linux default.
         }
-        NEXT.set((int)(ProcessHandle.current().pid() * 7919 % 10_007));
         return new int[] { LOWEST, Math.max(LOWEST, ephemeralLow) };
     }
 }

@@ -197,8 +197,9 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * The member ports were found free and released before the members bind them; a proxy's own ephemeral port can
-     * be one of them, so a proxy that took one is replaced.
+     * The member ports were found free and released before the members bind them. They lie below the ephemeral range
+     * a proxy's own port comes from, except where {@link FreePorts} found no room there; for that case a proxy that
+     * took one is replaced.
      */
     private DelayProxy proxyOnAFreePort(final int targetPort, final long delayMs) throws IOException
     {
