@@ -23,7 +23,8 @@ import java.util.Properties;
  * </ul>
  * The spins and yields apply to {@code selector}. 10 spins and 1 yield, against 100 and 10, at 10k msg/s on the
  * 2-core machine (bench latency): the whole machine at 140-143% CPU instead of 181-186%, p99 1.3-1.5 ms instead of
- * 1.3-2.1 ms, p50 10-20 us higher.
+ * 1.3-2.1 ms, p50 10-20 us higher. The selector strategy skips them while they keep finding nothing (see
+ * {@link SelectorIdleStrategy}).
  *
  * @param strategy selector, yield or spin.
  * @param spins    selector: busy spins after a cycle with no work before yielding.
