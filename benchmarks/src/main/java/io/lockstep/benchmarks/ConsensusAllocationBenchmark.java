@@ -80,8 +80,7 @@ public final class ConsensusAllocationBenchmark
                     .durability(DurabilityPolicy.NONE);
                 final ConsensusConfig config = ConsensusConfig.of(i, members, TimeoutProfile.LAN);
                 final TcpTransport transport = new TcpTransport(i, members, log.segmentLength(),
-                    config.maxBlockBytes() + 65_600, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
-                    io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+                    config.maxBlockBytes() + 65_600, null, io.lockstep.consensus.MemberProtocolShapes.create());
                 final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
                 final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
                     io.lockstep.consensus.node.ClusterNode.newWallClock(), transport, raftLog,

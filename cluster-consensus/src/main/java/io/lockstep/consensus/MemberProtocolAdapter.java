@@ -1,7 +1,8 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.DecoderFaults;
+import io.lockstep.cluster.transport.MessageShapes;
 import io.lockstep.cluster.transport.Transport;
-import io.lockstep.cluster.transport.Member;
 
 import io.lockstep.consensus.codecs.AppendRequestDecoder;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
@@ -22,6 +23,8 @@ import org.agrona.DirectBuffer;
 final class MemberProtocolAdapter implements Transport.MessageHandler
 {
     private static final System.Logger LOGGER = System.getLogger(MemberProtocolAdapter.class.getName());
+    /** Only to tell a codec's exception from the member's own. */
+    private static final MessageShapes SHAPES = MemberProtocolShapes.create();
 
     private final ConsensusAgent agent;
     /** The standby that feeds the others ({@link ConsensusConfig#relay}), or -1. */
@@ -81,8 +84,9 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         }
         if (from >= Transport.CLIENT_ENDPOINT_BASE)
         {
-            // Anyone can reach a member as a client: whatever a malformed message makes a decoder throw (a
-            // variable-length field pointing past the message) drops that message, never the member.
+            // Anyone can reach a member as a client. A decoder that throws on a client's message goes on up, so
+            // that the transport closes that connection; anything else a client's request makes fail drops that
+            // request, never the member.
             try
             {
                 dispatch(from, buffer, offset, length);
@@ -90,7 +94,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             catch (final RuntimeException ex)
             {
                 agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
-            agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
+                if (DecoderFaults.isDecoderFault(ex, SHAPES))
+                {
+                    throw ex;
+                }
+                agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
             }
             return;
         }

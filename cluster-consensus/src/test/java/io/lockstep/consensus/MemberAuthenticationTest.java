@@ -138,7 +138,7 @@ class MemberAuthenticationTest
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
         buffer.putShort(0, (short)8);
-        buffer.putShort(2, (short)99);
+        buffer.putShort(2, (short)io.lockstep.consensus.codecs.StatusRequestDecoder.TEMPLATE_ID);
         buffer.putShort(4, (short)MessageHeaderDecoder.SCHEMA_ID);
         buffer.putShort(6, (short)1);
         return buffer;
@@ -146,8 +146,8 @@ class MemberAuthenticationTest
 
     private TcpTransport member(final int id, final ClusterSecret secret)
     {
-        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, secret, MessageHeaderDecoder.SCHEMA_ID,
-            MessageHeaderDecoder.SCHEMA_VERSION);
+        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, secret,
+            MemberProtocolShapes.create());
         t.problemListener(problems::add);
         transports.add(t);
         return t;

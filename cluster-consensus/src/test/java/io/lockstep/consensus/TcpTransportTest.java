@@ -152,8 +152,10 @@ class TcpTransportTest
     void aMemberWithAnotherSegmentLengthIsRefused() throws Exception
     {
         membersOnFreePorts(2);
-        final TcpTransport a = new TcpTransport(0, members, 1 << 20, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
-        final TcpTransport b = new TcpTransport(1, members, 1 << 21, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+        final TcpTransport a = new TcpTransport(0, members, 1 << 20, 1 << 16, null,
+            MemberProtocolShapes.create());
+        final TcpTransport b = new TcpTransport(1, members, 1 << 21, 1 << 16, null,
+            MemberProtocolShapes.create());
         transports.add(a);
         transports.add(b);
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
@@ -180,7 +182,8 @@ class TcpTransportTest
 
     private TcpTransport transport(final int id)
     {
-        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID, io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+        final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, null,
+            MemberProtocolShapes.create());
         transports.add(t);
         return t;
     }
@@ -215,9 +218,10 @@ class TcpTransportTest
 
     private static byte[] hello(final int memberId)
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+            io.lockstep.cluster.codecs.HelloEncoder.BLOCK_LENGTH]);
         new io.lockstep.cluster.codecs.HelloEncoder().wrapAndApplyHeader(buffer, 0, new io.lockstep.cluster.codecs.MessageHeaderEncoder())
-            .memberId(memberId).segmentLength(0);
+            .memberId(memberId).segmentLength(0).authenticate(io.lockstep.cluster.codecs.BooleanFlag.FALSE);
         return buffer.byteArray();
     }
 

@@ -1,7 +1,9 @@
 package io.lockstep.itests;
 
+
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.consensus.MemberProtocolShapes;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.FreePorts;
 import io.lockstep.testkit.LocalCluster;
@@ -83,7 +85,8 @@ class SecurityIT
             // It listens elsewhere: the real member 1 holds that port.
             final List<Member> impostorView = new ArrayList<>(cluster.members());
             impostorView.set(1, new Member(1, "127.0.0.1", FreePorts.next(), true));
-            try (TcpTransport impostor = new TcpTransport(1, impostorView, 1 << 20, 1 << 16);
+            try (TcpTransport impostor = new TcpTransport(1, impostorView, 1 << 20, 1 << 16, null,
+                MemberProtocolShapes.create());
                 AdminClient admin = cluster.adminClient())
             {
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -85,8 +85,7 @@ public final class ClusterNode implements AutoCloseable
         }
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
-            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
-            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+            io.lockstep.consensus.MemberProtocolShapes.create());
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         // Staggered by member id: see lockstep.log.purge.delay.ms.

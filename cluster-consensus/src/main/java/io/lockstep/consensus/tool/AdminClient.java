@@ -1,5 +1,7 @@
 package io.lockstep.consensus.tool;
 
+
+import io.lockstep.consensus.MemberProtocolShapes;
 import io.lockstep.consensus.codecs.BackupChunkDecoder;
 import io.lockstep.consensus.codecs.PromoteRequestEncoder;
 import io.lockstep.consensus.codecs.PromoteResponseDecoder;
@@ -132,8 +134,7 @@ public final class AdminClient implements AutoCloseable
         this.members = List.copyOf(members);
         // Room for a backup piece (up to about 512 KiB of log frames).
         this.transport = new TcpTransport(-1, members, 0, 1024 * 1024 + 1024, secret,
-            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_ID,
-            io.lockstep.consensus.codecs.MessageHeaderDecoder.SCHEMA_VERSION);
+            MemberProtocolShapes.create());
         this.transport.problemListener(problem -> lastProblem = problem);
         this.target = members.get(0).id();
     }

@@ -98,7 +98,7 @@ public final class ClusterClient implements AutoCloseable
     {
         this.clock = clock;
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
-        this.transport = new TcpTransport(-1, members, 0, 1024 * 1024);
+        this.transport = new TcpTransport(-1, members, 1024 * 1024);
         final int[] ids = members.stream().mapToInt(Member::id).toArray();
         this.session = new SessionClient(transport, ids, new SessionClient.Listener()
         {

@@ -17,6 +17,8 @@ final class TcpConnection
 {
     /** Room for a handshake and a client's first request pipelined behind it. */
     static final int HANDSHAKE_BUFFER_LENGTH = 8 * 1024;
+    /** Longest handshake message accepted (the longest today, HelloReply, is 61 bytes with its header). */
+    static final int MAX_HANDSHAKE_MESSAGE_LENGTH = 256;
 
     /** Where a connection's handshake is. */
     enum Stage

@@ -12,7 +12,6 @@ import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import org.agrona.BitUtil;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
-import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -54,8 +53,8 @@ public final class TcpTransport implements Transport
     private static final int MAX_CLIENTS = 256;
 
     private final int selfId;
-    /** Schema id to the newest version this side reads; anything else is garbage. */
-    private final Int2IntHashMap acceptedSchemas = new Int2IntHashMap(-1);
+    /** The one check every message passes before a decoder reads it. */
+    private final FrameValidator validator;
     /** An array, not a List: iterating a List each duty cycle allocates an iterator. */
     private final Member[] members;
     private final int segmentLength;
@@ -90,24 +89,16 @@ public final class TcpTransport implements Transport
     private int work;
 
     /**
-     * A transport without member authentication: for clients (which never hold the cluster secret), and for
-     * clusters run without one.
+     * A transport without member authentication that reads the client protocol only: for clients, which never hold
+     * the cluster secret.
      *
-     * @param selfId           this member's id, or -1 for a client, tool or driver (which listens on nothing).
+     * @param selfId           -1: a client listens on nothing.
      * @param members          every member.
-     * @param segmentLength    this member's log segment length (checked against every peer's).
      * @param maxMessageLength bound on one message; longer is garbage.
-     * @param acceptedSchemas  SBE schema ids this side reads, each with the newest version it reads, as pairs
-     *                         {id, version, id, version, ...}; the client protocol (Hello included) always is.
      */
-    public TcpTransport(
-        final int selfId,
-        final List<Member> members,
-        final int segmentLength,
-        final int maxMessageLength,
-        final int... acceptedSchemas)
+    public TcpTransport(final int selfId, final List<Member> members, final int maxMessageLength)
     {
-        this(selfId, members, segmentLength, maxMessageLength, (ClusterSecret)null, acceptedSchemas);
+        this(selfId, members, 0, maxMessageLength, null, ClientProtocolShapes.create());
     }
 
     /**
@@ -117,8 +108,9 @@ public final class TcpTransport implements Transport
      * @param maxMessageLength bound on one message; longer is garbage.
      * @param secret           the cluster secret: a member accepts members, and trusts tools, only once they
      *                         proved it, and proves it to the members it connects to; null for none.
-     * @param acceptedSchemas  SBE schema ids this side reads, each with the newest version it reads, as pairs
-     *                         {id, version, id, version, ...}; the client protocol (Hello included) always is.
+     * @param shapes           the schemas this side reads, with the shape of every message: each message is
+     *                         checked against them before any decoder sees it. Must include the client protocol
+     *                         ({@link ClientProtocolShapes#create()}), which carries the handshake.
      */
     public TcpTransport(
         final int selfId,
@@ -126,16 +118,16 @@ public final class TcpTransport implements Transport
         final int segmentLength,
         final int maxMessageLength,
         final ClusterSecret secret,
-        final int... acceptedSchemas)
+        final MessageShapes shapes)
     {
+        if (shapes.newestVersion(MessageHeaderDecoder.SCHEMA_ID) < 0)
+        {
+            throw new IllegalArgumentException("a transport reads the client protocol, which carries the handshake");
+        }
         this.selfId = selfId;
         this.secret = secret;
         this.random = new SecureRandom();
-        this.acceptedSchemas.put(MessageHeaderDecoder.SCHEMA_ID, MessageHeaderDecoder.SCHEMA_VERSION);
-        for (int i = 0; i + 1 < acceptedSchemas.length; i += 2)
-        {
-            this.acceptedSchemas.put(acceptedSchemas[i], acceptedSchemas[i + 1]);
-        }
+        this.validator = new FrameValidator(shapes);
         this.members = members.toArray(new Member[0]);
         this.segmentLength = segmentLength;
         this.maxMessageLength = maxMessageLength;
@@ -515,40 +507,28 @@ public final class TcpTransport implements Transport
                 disconnect(c, "bad message length " + length);
                 return;
             }
+            final boolean handshaking = TcpConnection.Stage.READY != c.stage;
+            if (handshaking && length > TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH)
+            {
+                // Only a handshake message may come next, and they are small: a longer frame is garbage, and
+                // waiting for it would hold a connection on a buffer it can never fill.
+                disconnect(c, "a message of " + length + " bytes during the handshake, where only handshake " +
+                    "messages (at most " + TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH + " bytes) may come");
+                return;
+            }
             if (limit - offset - LENGTH_PREFIX < length)
             {
                 break;
             }
             final int messageOffset = offset + LENGTH_PREFIX;
             offset = messageOffset + length;
+            if (!validator.isValid(c.readView, messageOffset, length))
+            {
+                disconnect(c, validator.reason());
+                return;
+            }
             headerDecoder.wrap(c.readView, messageOffset);
-            final int schemaId = headerDecoder.schemaId();
-            final int newestVersion = acceptedSchemas.get(schemaId);
-            if (newestVersion < 0)
-            {
-                disconnect(c, "unknown schema id " + schemaId);
-                return;
-            }
-            if (headerDecoder.version() > newestVersion)
-            {
-                disconnect(c, "protocol version " + headerDecoder.version() + " of schema " + schemaId +
-                    " is newer than " + newestVersion);
-                return;
-            }
-            if (TcpConnection.Stage.READY != c.stage)
-            {
-                if (!onHandshake(c, messageOffset))
-                {
-                    return;
-                }
-                continue;
-            }
-            if (isHandshake())
-            {
-                continue;
-            }
-            handler.onMessage(c.endpoint, c.readView, messageOffset, length);
-            if (!c.channel.isOpen())
+            if (!deliver(c, messageOffset, length, handshaking))
             {
                 return;
             }
@@ -558,6 +538,43 @@ public final class TcpTransport implements Transport
         if (TcpConnection.Stage.READY == c.stage)
         {
             c.growReadBuffer();
+        }
+    }
+
+    /**
+     * One message that passed the {@link FrameValidator}, to the handshake or to the handler. A decoder that still
+     * throws (an enum value the schema does not have, say) closes this connection only: the message was at fault,
+     * not the member. Anything else thrown is the member's own failure and goes on up.
+     *
+     * @return false if the connection was closed and nothing more of it may be read.
+     */
+    private boolean deliver(final TcpConnection c, final int messageOffset, final int length, final boolean handshaking)
+    {
+        try
+        {
+            if (handshaking)
+            {
+                return onHandshake(c, messageOffset);
+            }
+            if (isHandshake())
+            {
+                disconnect(c, "a handshake message (template " + headerDecoder.templateId() + ") after the " +
+                    "handshake");
+                return false;
+            }
+            handler.onMessage(c.endpoint, c.readView, messageOffset, length);
+            return c.channel.isOpen();
+        }
+        catch (final RuntimeException ex)
+        {
+            if (!DecoderFaults.isDecoderFault(ex, validator.shapes()))
+            {
+                throw ex;
+            }
+            disconnect(c, "could not decode template " + c.readView.getShort(messageOffset + 2,
+                ByteOrder.LITTLE_ENDIAN) + " of schema " + c.readView.getShort(messageOffset + 4,
+                ByteOrder.LITTLE_ENDIAN) + ": " + ex);
+            return false;
         }
     }
 
