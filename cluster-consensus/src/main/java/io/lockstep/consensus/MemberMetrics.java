@@ -65,6 +65,8 @@ public final class MemberMetrics
     /** Leader only: bytes, and how long ago, the furthest-behind standby (non-voting member) lacks; 0 elsewhere. */
     public static final int STANDBY_LAG_BYTES = 33;
     public static final int STANDBY_LAG_NS = 34;
+    /** Member messages dropped because their sender field names another member than the connection proved. */
+    public static final int FORGED_SENDERS = 35;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -113,6 +115,8 @@ public final class MemberMetrics
         new Definition("standby_lag_bytes", "Leader only: bytes the furthest-behind standby lacks", false),
         new Definition("standby_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
             "standby lacks", false),
+        new Definition("forged_senders_total", "Member messages dropped: their sender field names another member " +
+            "than the connection's", true),
     };
 
     private static final int COUNT = DEFINITIONS.length;

@@ -123,6 +123,30 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         }
     }
 
+    /**
+     * After the handshake a connection's member id is fixed: a member message whose sender field names another
+     * member is dropped, so that one member (or whoever holds its credentials) cannot vote, acknowledge or announce a
+     * configuration in another's name.
+     */
+    private boolean isSender(final int from, final int claimed, final String what)
+    {
+        if (claimed == from)
+        {
+            return true;
+        }
+        agent.metrics().increment(MemberMetrics.FORGED_SENDERS);
+        agent.errors().record("forged sender", "dropped " + what + " from member " + from + " that names member " +
+            claimed + " as its sender");
+        return false;
+    }
+
+    /** The leader, or for a standby the relay standby, which passes the leader's appends on as they came. */
+    private boolean isAppendSender(final int from, final int leaderId)
+    {
+        return from == relay && from != agent.memberId() && agent.membership().isLearner(agent.memberId()) ||
+            isSender(from, leaderId, "an append");
+    }
+
     private static String endpointName(final int endpoint)
     {
         return endpoint >= Transport.CLIENT_ENDPOINT_BASE ? "client connection " + endpoint : "member " + endpoint;
@@ -159,7 +183,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     requestVote.wrap(buffer, body, blockLength, version);
-                    if (!agent.membershipExchange().admit(from, requestVote.configEpoch()))
+                    if (!isSender(from, requestVote.candidateId(), "a vote request") ||
+                        !agent.membershipExchange().admit(from, requestVote.configEpoch()))
                     {
                         break;
                     }
@@ -173,7 +198,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     vote.wrap(buffer, body, blockLength, version);
-                    if (!agent.membershipExchange().admit(from, vote.configEpoch()))
+                    if (!isSender(from, vote.voterId(), "a vote") ||
+                        !agent.membershipExchange().admit(from, vote.configEpoch()))
                     {
                         break;
                     }
@@ -186,7 +212,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     appendRequest.wrap(buffer, body, blockLength, version);
-                    if (!agent.membershipExchange().admit(from, appendRequest.configEpoch()))
+                    if (!isAppendSender(from, appendRequest.leaderId()) ||
+                        !agent.membershipExchange().admit(from, appendRequest.configEpoch()))
                     {
                         break;
                     }
@@ -213,7 +240,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     appendResponse.wrap(buffer, body, blockLength, version);
-                    if (agent.membershipExchange().admit(from, appendResponse.configEpoch()))
+                    if (isSender(from, appendResponse.followerId(), "an append response") &&
+                        agent.membershipExchange().admit(from, appendResponse.configEpoch()))
                     {
                         agent.onAppendResponse(appendResponse);
                     }
@@ -224,7 +252,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     timeoutNow.wrap(buffer, body, blockLength, version);
-                    agent.onTimeoutNow(timeoutNow.term(), timeoutNow.leaderId());
+                    if (isSender(from, timeoutNow.leaderId(), "a leadership transfer"))
+                    {
+                        agent.onTimeoutNow(timeoutNow.term(), timeoutNow.leaderId());
+                    }
                 }
                 break;
 
@@ -232,7 +263,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     installSnapshot.wrap(buffer, body, blockLength, version);
-                    if (!agent.membershipExchange().admit(from, installSnapshot.configEpoch()))
+                    if (!isSender(from, installSnapshot.leaderId(), "a snapshot chunk") ||
+                        !agent.membershipExchange().admit(from, installSnapshot.configEpoch()))
                     {
                         break;
                     }
@@ -263,7 +295,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     installSnapshotResponse.wrap(buffer, body, blockLength, version);
-                    if (!agent.membershipExchange().admit(from, installSnapshotResponse.configEpoch()))
+                    if (!isSender(from, installSnapshotResponse.followerId(), "a snapshot response") ||
+                        !agent.membershipExchange().admit(from, installSnapshotResponse.configEpoch()))
                     {
                         break;
                     }
@@ -277,6 +310,10 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 if (fromMember)
                 {
                     configurationNotice.wrap(buffer, body, blockLength, version);
+                    if (!isSender(from, configurationNotice.memberId(), "a configuration notice"))
+                    {
+                        break;
+                    }
                     agent.membershipExchange().onNotice(from, configurationNotice.configEpoch(),
                         configurationNotice.configVersion(), configurationNotice.voters(),
                         configurationNotice.learners());

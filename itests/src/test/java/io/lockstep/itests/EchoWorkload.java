@@ -1,6 +1,7 @@
 package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
+import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.BitSet;
@@ -21,6 +22,9 @@ final class EchoWorkload implements ClusterClient.EgressListener
     private final long intervalNs;
     private final UnsafeBuffer message = new UnsafeBuffer(new byte[64]);
     private final BitSet echoed = new BitSet();
+    /** Send time of each message, by its number, for the round-trip latency of its echo. */
+    private long[] sentNs = new long[1 << 16];
+    private final Histogram latencies = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     private int next;
     private long duplicates;
     private long lastEchoNs = -1;
@@ -51,6 +55,10 @@ final class EchoWorkload implements ClusterClient.EgressListener
         if (echoed.get(id))
         {
             duplicates++;
+        }
+        else if (id < next)
+        {
+            latencies.recordValue(Math.min(now - sentNs[id], latencies.getHighestTrackableValue()));
         }
         echoed.set(id);
         if (lastEchoNs > 0)
@@ -88,6 +96,11 @@ final class EchoWorkload implements ClusterClient.EgressListener
                 message.putInt(0, next);
                 if (client.offer(message, 0, message.capacity()) >= 0)
                 {
+                    if (next >= sentNs.length)
+                    {
+                        sentNs = java.util.Arrays.copyOf(sentNs, sentNs.length * 2);
+                    }
+                    sentNs[next] = now;
                     next++;
                     nextSendNs = (0 == nextSendNs ? now : nextSendNs) + intervalNs;
                 }
@@ -117,6 +130,14 @@ final class EchoWorkload implements ClusterClient.EgressListener
         }
         assertEquals(0, duplicates, context + ": messages applied twice");
         assertEquals(next, echoed.cardinality(), context + ": every message echoed once");
+    }
+
+    /**
+     * @return round-trip latency of each echo, from the offer to the echo's arrival, ns (reset to start a window).
+     */
+    Histogram latencies()
+    {
+        return latencies;
     }
 
     int sent()

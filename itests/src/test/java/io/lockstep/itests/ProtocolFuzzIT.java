@@ -14,11 +14,13 @@ import io.lockstep.consensus.codecs.RequestVoteEncoder;
 import io.lockstep.consensus.codecs.ShutdownRequestEncoder;
 import io.lockstep.consensus.codecs.SuspendRequestEncoder;
 import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.cluster.transport.Member;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -29,6 +31,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -40,10 +43,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A seeded fuzzer against three live member processes (cluster secret on, token-file client authentication): each
- * seed opens a connection to a member and sends a mix of random bytes, bad length prefixes, and real client- and
- * member-protocol messages (handshakes, connects with random credentials, ingress, tool requests, Raft messages)
- * with bytes flipped, fields randomised and tails cut off; then a flood of connections that never say Hello.
+ * A seeded fuzzer against three live member processes (cluster secret on, token-file client authentication). First
+ * each member gets the handshake message that once stopped a member (a Hello filling the 8 KiB pre-handshake buffer,
+ * then a proof shorter than its block). Then each seed opens a connection to a member and sends one class of input:
+ * a mix of random bytes, bad length prefixes and real client- and member-protocol messages (handshakes, connects
+ * with random credentials, ingress, tool requests, Raft messages) with bytes flipped, fields randomised and tails
+ * cut off; a message cut short of its fields with whole ones after it; a block length shorter or longer than the
+ * schema's; a message straddling the end of the pre-handshake buffer; many messages coalesced in one write; or
+ * handshake messages out of order. Then a flood of connections that never say Hello.
  * Afterwards every member must still run and answer, nothing may have been appended (no one who sent garbage holds
  * the secret or a token), the members must have logged reasons, and a genuine client must still get through.
  * {@code -Dlockstep.fuzz.seeds=N} (default 300) and {@code -Dlockstep.fuzz.firstSeed=S}; a failure names its seed.
@@ -77,6 +84,10 @@ class ProtocolFuzzIT
                 final Map<Integer, AdminClient.Status> before = admin.awaitConverged(20_000);
                 assertNotNull(before, "converged before fuzzing");
 
+                for (final Member member : cluster.members())
+                {
+                    sendOnce(member.port(), HostileBytes.helloFillingThePreHandshakeBufferThenAShortProof());
+                }
                 int messages = 0;
                 for (long seed = FIRST_SEED; seed < FIRST_SEED + SEEDS; seed++)
                 {
@@ -141,25 +152,98 @@ class ProtocolFuzzIT
         int sent = 0;
         try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port)))
         {
-            final boolean hello = random.nextInt(10) < 8;
-            if (hello)
+            final FuzzClass kind = FuzzClass.values()[random.nextInt(FuzzClass.values().length)];
+            final ByteArrayOutputStream coalesced = new ByteArrayOutputStream();
+            switch (kind)
             {
-                write(channel, random, helloMessage(random), true);
+                case MIXED ->
+                {
+                    if (random.nextInt(10) < 8)
+                    {
+                        write(channel, random, helloMessage(random), true);
+                    }
+                    final int count = 1 + random.nextInt(20);
+                    for (int i = 0; i < count; i++)
+                    {
+                        write(channel, random, nextMessage(random), random.nextInt(10) < 7);
+                        sent++;
+                    }
+                }
+                case CUT ->
+                {
+                    // A message whose length prefix (and bytes) stop short of its fields, with whole ones after.
+                    coalesced.writeBytes(HostileBytes.frame(HostileBytes.hello(-1, false)));
+                    final byte[] message = nextMessage(random);
+                    coalesced.writeBytes(HostileBytes.frame(Arrays.copyOf(message, random.nextInt(message.length))));
+                    sent += 1 + appendMessages(coalesced, random, random.nextInt(5));
+                }
+                case BLOCK_LENGTH ->
+                {
+                    coalesced.writeBytes(HostileBytes.frame(HostileBytes.hello(-1, false)));
+                    sent += appendMessages(coalesced, random, random.nextInt(3));
+                    coalesced.writeBytes(HostileBytes.frame(withBlockLength(random, nextMessage(random))));
+                    sent += 1 + appendMessages(coalesced, random, random.nextInt(3));
+                }
+                case STRADDLE ->
+                {
+                    // Whole messages up to near the end of the 8 KiB pre-handshake buffer, then one (whole, cut
+                    // or with another block length) across it.
+                    final byte[] hello = HostileBytes.hello(-1, random.nextInt(4) == 0);
+                    coalesced.writeBytes(HostileBytes.frame(hello));
+                    final int boundary = 8 * 1024 - 64 + random.nextInt(128);
+                    while (coalesced.size() < boundary)
+                    {
+                        coalesced.writeBytes(HostileBytes.frame(HostileBytes.keepAlive(random.nextInt(5))));
+                        sent++;
+                    }
+                    final byte[] across = nextMessage(random);
+                    coalesced.writeBytes(HostileBytes.frame(switch (random.nextInt(3))
+                    {
+                        case 0 -> across;
+                        case 1 -> Arrays.copyOf(across, random.nextInt(across.length));
+                        default -> withBlockLength(random, across);
+                    }));
+                    sent += 1 + appendMessages(coalesced, random, random.nextInt(4));
+                }
+                case COALESCED ->
+                {
+                    if (random.nextBoolean())
+                    {
+                        coalesced.writeBytes(HostileBytes.frame(helloMessage(random)));
+                    }
+                    for (int i = 1 + random.nextInt(30); i > 0; i--)
+                    {
+                        final byte[] message = nextMessage(random);
+                        coalesced.writeBytes(HostileBytes.frame(random.nextInt(8) == 0 ? flip(random, message) :
+                            message));
+                        sent++;
+                    }
+                }
+                case HANDSHAKE_ORDER ->
+                {
+                    for (int i = 1 + random.nextInt(4); i > 0; i--)
+                    {
+                        coalesced.writeBytes(HostileBytes.frame(switch (random.nextInt(4))
+                        {
+                            case 0 -> helloMessage(random);
+                            case 1 -> HostileBytes.helloReply(random.nextInt(4) - 1);
+                            case 2 -> HostileBytes.helloProof(randomBytes(random, 32));
+                            default -> nextMessage(random);
+                        }));
+                        sent++;
+                    }
+                }
+                default -> throw new IllegalStateException(kind.name());
             }
-            final int count = 1 + random.nextInt(20);
-            for (int i = 0; i < count; i++)
+            if (coalesced.size() > 0)
             {
-                write(channel, random, nextMessage(random), random.nextInt(10) < 7);
-                sent++;
+                final ByteBuffer out = ByteBuffer.wrap(coalesced.toByteArray());
+                while (out.hasRemaining())
+                {
+                    channel.write(out);
+                }
             }
-            // Read whatever the member answers, briefly, so it is never blocked writing to us.
-            channel.configureBlocking(false);
-            final ByteBuffer sink = ByteBuffer.allocate(1 << 16);
-            final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5);
-            while (System.nanoTime() < until && channel.read(sink.clear()) >= 0)
-            {
-                Thread.onSpinWait();
-            }
+            drain(channel);
         }
         catch (final IOException ex)
         {
@@ -170,6 +254,79 @@ class ProtocolFuzzIT
             throw new AssertionError("protocol fuzz seed " + seed + ": " + ex, ex);
         }
         return sent;
+    }
+
+    /** The classes of input each seed draws one of: the first one of old, and those aimed at edges. */
+    private enum FuzzClass
+    {
+        MIXED,
+        CUT,
+        BLOCK_LENGTH,
+        STRADDLE,
+        COALESCED,
+        HANDSHAKE_ORDER
+    }
+
+    private int appendMessages(final ByteArrayOutputStream out, final Random random, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            out.writeBytes(HostileBytes.frame(nextMessage(random)));
+        }
+        return count;
+    }
+
+    /** The message with its header's block length made shorter or longer than the schema's. */
+    private static byte[] withBlockLength(final Random random, final byte[] message)
+    {
+        final byte[] changed = message.clone();
+        final int blockLength = (changed[0] & 0xFF) | (changed[1] & 0xFF) << 8;
+        final int other = switch (random.nextInt(4))
+        {
+            case 0 -> 0;
+            case 1 -> Math.max(0, blockLength - 1 - random.nextInt(8));
+            case 2 -> blockLength + 1 + random.nextInt(64);
+            default -> 0xFFFF;
+        };
+        changed[0] = (byte)other;
+        changed[1] = (byte)(other >> 8);
+        return changed;
+    }
+
+    private static byte[] flip(final Random random, final byte[] message)
+    {
+        final byte[] changed = message.clone();
+        changed[random.nextInt(changed.length)] = (byte)random.nextInt(256);
+        return changed;
+    }
+
+    /** Read whatever the member answers, briefly, so it is never blocked writing to us. */
+    private static void drain(final SocketChannel channel) throws IOException
+    {
+        channel.configureBlocking(false);
+        final ByteBuffer sink = ByteBuffer.allocate(1 << 16);
+        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5);
+        while (System.nanoTime() < until && channel.read(sink.clear()) >= 0)
+        {
+            Thread.onSpinWait();
+        }
+    }
+
+    private static void sendOnce(final int port, final byte[] bytes) throws IOException
+    {
+        try (SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port)))
+        {
+            final ByteBuffer out = ByteBuffer.wrap(bytes);
+            while (out.hasRemaining())
+            {
+                channel.write(out);
+            }
+            drain(channel);
+        }
+        catch (final IOException ex)
+        {
+            // Hung up on: expected.
+        }
     }
 
     private int floodOfSilentConnects(final LocalCluster cluster) throws IOException

@@ -15,7 +15,7 @@ import java.nio.ByteOrder;
  * Allocation-free on the hot path: a failure records its kind and numbers, and the reason string is built only when
  * asked for (once, as the connection is dropped).
  */
-final class FrameValidator
+public final class FrameValidator
 {
     static final int HEADER_LENGTH = 8;
 
@@ -41,7 +41,10 @@ final class FrameValidator
     private long value;
     private long bound;
 
-    FrameValidator(final MessageShapes shapes)
+    /**
+     * @param shapes the protocols this side reads.
+     */
+    public FrameValidator(final MessageShapes shapes)
     {
         this.shapes = shapes;
     }
@@ -57,7 +60,7 @@ final class FrameValidator
      * @param length the frame's length, as its prefix said.
      * @return true if the message is whole and of a kind this side reads; false with {@link #reason()} if not.
      */
-    boolean isValid(final DirectBuffer buffer, final int offset, final int length)
+    public boolean isValid(final DirectBuffer buffer, final int offset, final int length)
     {
         failure = OK;
         if (length < HEADER_LENGTH)
@@ -187,7 +190,7 @@ final class FrameValidator
     /**
      * @return why the last message checked failed, naming the message; null if it passed. Allocates.
      */
-    String reason()
+    public String reason()
     {
         final String message = "template " + templateId + " of schema " + schemaId + " version " + version;
         return switch (failure)
