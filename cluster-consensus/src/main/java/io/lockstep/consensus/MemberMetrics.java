@@ -67,6 +67,8 @@ public final class MemberMetrics
     public static final int STANDBY_LAG_NS = 34;
     /** Member messages dropped because their sender field names another member than the connection proved. */
     public static final int FORGED_SENDERS = 35;
+    /** Client and tool connections open (past their Hello). */
+    public static final int CLIENT_CONNECTIONS = 36;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -117,6 +119,7 @@ public final class MemberMetrics
             "standby lacks", false),
         new Definition("forged_senders_total", "Member messages dropped: their sender field names another member " +
             "than the connection's", true),
+        new Definition("client_connections", "Client and tool connections open (past their Hello)", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

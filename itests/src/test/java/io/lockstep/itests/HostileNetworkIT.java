@@ -67,6 +67,10 @@ class HostileNetworkIT
                     assertTrue(client.awaitConnected(10_000), "the genuine client connects");
                     genuine.runFor(1_000);
                     genuine.latencies().reset();
+                    // The same client without an attacker, for comparison on this machine at this hour.
+                    genuine.runFor(ATTACK_MS / 2);
+                    final Histogram quiet = genuine.latencies().copy();
+                    genuine.latencies().reset();
 
                     final Attacker attacker = new Attacker(cluster.members());
                     final Thread thread = new Thread(attacker, "attacker");
@@ -95,15 +99,20 @@ class HostileNetworkIT
                             " memory bounded: " + rssBefore[i] + " -> " + rssAfter[i] + " KiB");
                     }
                     System.out.printf("hostile network: %d attack connections, %d attack bytes over %d ms; " +
-                        "genuine client at %d msg/s: %d messages, lost 0, duplicated 0, latency during the attack " +
-                        "p50 %d us, p99 %d us, p99.9 %d us, max %d us; member RSS before %s KiB, after %s KiB%n",
+                        "genuine client at %d msg/s: %d messages, lost 0, duplicated 0; latency without the " +
+                        "attacker %s; during the attack %s; member RSS before %s KiB, after %s KiB%n",
                         attacker.connections.get(), attacker.bytes.get(), ATTACK_MS, RATE, genuine.sent(),
-                        during.getValueAtPercentile(50) / 1000, during.getValueAtPercentile(99) / 1000,
-                        during.getValueAtPercentile(99.9) / 1000, during.getMaxValue() / 1000,
-                        Arrays.toString(rssBefore), Arrays.toString(rssAfter));
+                        percentiles(quiet), percentiles(during), Arrays.toString(rssBefore),
+                        Arrays.toString(rssAfter));
                 }
             }
         }
+    }
+
+    private static String percentiles(final Histogram h)
+    {
+        return String.format("p50 %d us, p99 %d us, p99.9 %d us, max %d us", h.getValueAtPercentile(50) / 1000,
+            h.getValueAtPercentile(99) / 1000, h.getValueAtPercentile(99.9) / 1000, h.getMaxValue() / 1000);
     }
 
     /** Resident memory of each member process, in KiB, from /proc. */

@@ -106,6 +106,7 @@ public final class ClusterNode implements AutoCloseable
         {
             member.clientAuthenticator(config.security().authenticator());
         }
+        transport.limits(config.security().limits());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(problem ->
         {
@@ -127,6 +128,8 @@ public final class ClusterNode implements AutoCloseable
                 try
                 {
                     work = agent.doWork();
+                    consensus.metrics().set(io.lockstep.consensus.MemberMetrics.CLIENT_CONNECTIONS,
+                        transport.clientConnections());
                 }
                 catch (final Throwable t)
                 {

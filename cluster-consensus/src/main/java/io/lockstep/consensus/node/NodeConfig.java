@@ -373,7 +373,7 @@ public record NodeConfig(
         return value.trim();
     }
 
-    private static int intValue(final String source, final Properties p, final String key, final Integer fallback)
+    static int intValue(final String source, final Properties p, final String key, final Integer fallback)
         throws ConfigException
     {
         final String value = null == fallback ? required(source, p, key) : p.getProperty(key);

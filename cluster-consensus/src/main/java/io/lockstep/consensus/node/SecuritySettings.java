@@ -3,12 +3,14 @@ package io.lockstep.consensus.node;
 import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.TokenFileAuthenticator;
 import io.lockstep.cluster.transport.ClusterSecret;
+import io.lockstep.cluster.transport.ConnectionLimits;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Who a member lets in: the cluster secret members and operator tools prove at connect, and the authenticator
@@ -20,20 +22,30 @@ import java.util.Properties;
  *                                commands, and the member says so at start-up.
  * lockstep.client.authenticator  accept-all (default), token-file, or a ClientAuthenticator class name
  * lockstep.client.tokens.file    for token-file: principal=SHA-256-hex-of-token lines, relative to the config file
+ * lockstep.client.connections.max  client and tool connections open at once (default 256); one more is refused
+ * lockstep.client.handshakes.max   connections still in their handshake (default 64); one more evicts the oldest
+ * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000)
  * </pre>
+ * Member connections never count against the client bounds (see {@link ConnectionLimits}).
  *
  * @param secret        the cluster secret, or null for none.
  * @param authenticator decides on client connects.
+ * @param limits        what connections that are not members may hold.
  * @param warnings      what is open, said at start-up.
  */
-public record SecuritySettings(ClusterSecret secret, ClientAuthenticator authenticator, List<String> warnings)
+public record SecuritySettings(
+    ClusterSecret secret, ClientAuthenticator authenticator, ConnectionLimits limits, List<String> warnings)
 {
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
     public static final String CLIENT_AUTHENTICATOR = "lockstep.client.authenticator";
     public static final String TOKENS_FILE = "lockstep.client.tokens.file";
+    public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
+    public static final String CLIENT_HANDSHAKES_MAX = "lockstep.client.handshakes.max";
+    public static final String CLIENT_IDLE_TIMEOUT_MS = "lockstep.client.idle.timeout.ms";
 
     /** No secret, every client accepted: for tests and tools that build members in code. */
-    public static final SecuritySettings OPEN = new SecuritySettings(null, ClientAuthenticator.ACCEPT_ALL, List.of());
+    public static final SecuritySettings OPEN = new SecuritySettings(null, ClientAuthenticator.ACCEPT_ALL,
+        ConnectionLimits.DEFAULTS, List.of());
 
     static SecuritySettings parse(final String source, final Path configDir, final Properties p)
         throws NodeConfig.ConfigException
@@ -86,7 +98,25 @@ public record SecuritySettings(ClusterSecret secret, ClientAuthenticator authent
             }
             default -> authenticator = instantiate(source, name);
         }
-        return new SecuritySettings(secret, authenticator, List.copyOf(warnings));
+        return new SecuritySettings(secret, authenticator, limits(source, p), List.copyOf(warnings));
+    }
+
+    private static ConnectionLimits limits(final String source, final Properties p) throws NodeConfig.ConfigException
+    {
+        final ConnectionLimits defaults = ConnectionLimits.DEFAULTS;
+        final int clients = NodeConfig.intValue(source, p, CLIENT_CONNECTIONS_MAX, defaults.maxClients());
+        final int handshakes = NodeConfig.intValue(source, p, CLIENT_HANDSHAKES_MAX, defaults.maxHandshakes());
+        final int idleMs = NodeConfig.intValue(source, p, CLIENT_IDLE_TIMEOUT_MS,
+            (int)TimeUnit.NANOSECONDS.toMillis(defaults.clientIdleTimeoutNs()));
+        try
+        {
+            return new ConnectionLimits(clients, handshakes, TimeUnit.MILLISECONDS.toNanos(idleMs));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + CLIENT_CONNECTIONS_MAX + ", " +
+                CLIENT_HANDSHAKES_MAX + ", " + CLIENT_IDLE_TIMEOUT_MS + ": " + ex.getMessage());
+        }
     }
 
     private static ClientAuthenticator instantiate(final String source, final String className)

@@ -1,5 +1,6 @@
 package io.lockstep.cluster.transport;
 
+import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -54,6 +55,10 @@ final class TcpConnection
     byte[] peerNonce;
     int claimedId;
     long handshakeDeadlineNs;
+    /** Accepted, and its handshake not done: counted against the transport's bound on those. */
+    boolean acceptedHandshake;
+    /** When a client or tool connection last sent a whole message, or finished its Hello. */
+    long lastHeardNs;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.
@@ -68,17 +73,28 @@ final class TcpConnection
     }
 
     /**
-     * An accepted connection starts with small buffers, and gets full-size ones (megabytes) only once its
-     * handshake is done: otherwise a flood of connections that never say Hello would cost the member gigabytes
-     * and the pause of zeroing them on its own thread.
+     * An accepted connection starts with small buffers, and gets larger ones only as a member, or as its messages
+     * need them: otherwise a flood of connections would cost the member gigabytes and the pause of zeroing them on
+     * its own thread.
      */
-    void markOpenForHandshake()
+    void markOpenForHandshake(final HandshakeBuffers pool)
     {
-        readBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
+        readBuffer = pool.take();
         readView = new UnsafeBuffer(readBuffer);
-        writeBuffer = BufferUtil.allocateDirectAligned(HANDSHAKE_BUFFER_LENGTH, 64);
+        writeBuffer = pool.take();
         writeView = new UnsafeBuffer(writeBuffer);
         open = true;
+    }
+
+    /**
+     * The connection is closed: its small buffers go back to the pool for the next one.
+     */
+    void releaseBuffers(final HandshakeBuffers pool)
+    {
+        pool.give(readBuffer);
+        pool.give(writeBuffer);
+        readBuffer = null;
+        writeBuffer = null;
     }
 
     /**
@@ -104,11 +120,11 @@ final class TcpConnection
      */
     boolean enqueue(final DirectBuffer buffer, final int offset, final int length)
     {
-        final ByteBuffer out = writeBuffer;
-        if (out.remaining() < Integer.BYTES + length)
+        if (writeBuffer.remaining() < Integer.BYTES + length && !growWriteBuffer(Integer.BYTES + length))
         {
             return false;
         }
+        final ByteBuffer out = writeBuffer;
         final int at = out.position();
         writeView.putInt(at, length, ByteOrder.LITTLE_ENDIAN);
         writeView.putBytes(at + Integer.BYTES, buffer, offset, length);
@@ -116,29 +132,64 @@ final class TcpConnection
         return true;
     }
 
-    /** A full-size write buffer, keeping what is queued (at registration: replies may be large). */
+    /** A full-size write buffer, keeping what is queued (a member's, at registration). */
     void growWriteBuffer()
     {
         if (writeBuffer.capacity() < writeLength)
         {
-            final ByteBuffer old = writeBuffer;
-            writeBuffer = BufferUtil.allocateDirectAligned(writeLength, 64);
-            writeView = new UnsafeBuffer(writeBuffer);
-            old.flip();
-            writeBuffer.put(old);
+            replaceWriteBuffer(writeLength);
         }
     }
 
-    /** A full-size read buffer, keeping unread bytes (after a read pass, never during one). */
+    /** A full-size read buffer, keeping unread bytes (a member's; after a read pass, never during one). */
     void growReadBuffer()
     {
         if (readBuffer.capacity() < readLength)
         {
-            final ByteBuffer old = readBuffer;
-            readBuffer = BufferUtil.allocateDirectAligned(readLength, 64);
-            readView = new UnsafeBuffer(readBuffer);
-            old.flip();
-            readBuffer.put(old);
+            replaceReadBuffer(readLength);
         }
+    }
+
+    /**
+     * Room for a frame of this length behind what is unread, doubling up to the full size (after a read pass,
+     * never during one).
+     */
+    void growReadBufferFor(final int frameLength)
+    {
+        if (readBuffer.capacity() < readLength && readBuffer.position() + frameLength > readBuffer.capacity())
+        {
+            replaceReadBuffer(Math.min(readLength, BitUtil.findNextPositivePowerOfTwo(
+                Math.max(2 * readBuffer.capacity(), readBuffer.position() + frameLength))));
+        }
+    }
+
+    /** Room for this many more bytes, doubling up to the full size: false if even that is not enough. */
+    private boolean growWriteBuffer(final int needed)
+    {
+        if (writeBuffer.capacity() >= writeLength)
+        {
+            return false;
+        }
+        replaceWriteBuffer(Math.min(writeLength, BitUtil.findNextPositivePowerOfTwo(
+            Math.max(2 * writeBuffer.capacity(), writeBuffer.position() + needed))));
+        return writeBuffer.remaining() >= needed;
+    }
+
+    private void replaceWriteBuffer(final int capacity)
+    {
+        final ByteBuffer old = writeBuffer;
+        writeBuffer = BufferUtil.allocateDirectAligned(capacity, 64);
+        writeView = new UnsafeBuffer(writeBuffer);
+        old.flip();
+        writeBuffer.put(old);
+    }
+
+    private void replaceReadBuffer(final int capacity)
+    {
+        final ByteBuffer old = readBuffer;
+        readBuffer = BufferUtil.allocateDirectAligned(capacity, 64);
+        readView = new UnsafeBuffer(readBuffer);
+        old.flip();
+        readBuffer.put(old);
     }
 }

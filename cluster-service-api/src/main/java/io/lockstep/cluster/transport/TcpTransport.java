@@ -50,7 +50,9 @@ public final class TcpTransport implements Transport
     private static final int LENGTH_PREFIX = Integer.BYTES;
     private static final long MIN_BACKOFF_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(1);
-    private static final int MAX_CLIENTS = 256;
+    /** Small buffers kept for the next accepted connection: enough for every handshake in flight at the bound. */
+    private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
+    private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final int selfId;
     /** The one check every message passes before a decoder reads it. */
@@ -78,8 +80,12 @@ public final class TcpTransport implements Transport
     private final ClusterSecret secret;
     private final SecureRandom random;
     private ProblemListener problems = problem -> { };
+    private final HandshakeBuffers handshakeBuffers = new HandshakeBuffers(POOLED_HANDSHAKE_BUFFERS);
+    private ConnectionLimits limits = ConnectionLimits.DEFAULTS;
     private int handshakesPending;
-    private long nextHandshakeSweepNs;
+    /** Accepted connections still in their handshake (dialled ones are this member's own, and bounded by ids). */
+    private int acceptedHandshakes;
+    private long nextSweepNs;
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
     private final ReadyKeys woken;
@@ -138,7 +144,7 @@ public final class TcpTransport implements Transport
         {
             maxId = Math.max(maxId, m.id());
         }
-        woken = new ReadyKeys(this.members.length + MAX_CLIENTS + 1);
+        woken = new ReadyKeys(this.members.length + ConnectionLimits.DEFAULTS.maxClients() + 1);
         memberConnections = new TcpConnection[maxId + 1];
         nextConnectNs = new long[maxId + 1];
         backoffNs = new long[maxId + 1];
@@ -173,9 +179,9 @@ public final class TcpTransport implements Transport
         this.handler = handler;
         work = 0;
         connectToMembers();
-        if (handshakesPending > 0 && nowNs >= nextHandshakeSweepNs)
+        if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
         {
-            dropStalledHandshakes();
+            dropStalledConnections();
         }
         if (!woken.isEmpty())
         {
@@ -230,6 +236,24 @@ public final class TcpTransport implements Transport
     }
 
     /**
+     * @param limits what connections that are not members may hold (before the first poll).
+     * @return this.
+     */
+    public TcpTransport limits(final ConnectionLimits limits)
+    {
+        this.limits = limits;
+        return this;
+    }
+
+    /**
+     * @return client and tool connections past their Hello.
+     */
+    public int clientConnections()
+    {
+        return clientConnections.size();
+    }
+
+    /**
      * @return true for members, and for tool connections that proved the cluster secret (every connection when no
      * secret is configured). A connection that is not trusted may only speak the client protocol.
      */
@@ -249,15 +273,21 @@ public final class TcpTransport implements Transport
      */
     private static final long HANDSHAKE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
 
-    private void dropStalledHandshakes()
+    /** Connections silent in their handshake past its timeout, and client connections idle past theirs. */
+    private void dropStalledConnections()
     {
-        nextHandshakeSweepNs = nowNs + TimeUnit.MILLISECONDS.toNanos(100);
+        nextSweepNs = nowNs + SWEEP_INTERVAL_NS;
         for (int i = all.size() - 1; i >= 0; i--)
         {
             final TcpConnection c = all.get(i);
             if (TcpConnection.Stage.READY != c.stage && c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs)
             {
                 disconnect(c, "no handshake within " + TimeUnit.NANOSECONDS.toMillis(HANDSHAKE_TIMEOUT_NS) + " ms");
+            }
+            else if (c.endpoint >= CLIENT_ENDPOINT_BASE && nowNs - c.lastHeardNs > limits.clientIdleTimeoutNs())
+            {
+                disconnect(c, "client connection silent for " +
+                    TimeUnit.NANOSECONDS.toMillis(limits.clientIdleTimeoutNs()) + " ms (lockstep.client.idle.timeout.ms)");
             }
         }
     }
@@ -372,6 +402,11 @@ public final class TcpTransport implements Transport
 
     private void onReady(final SelectionKey key)
     {
+        if (!key.isValid())
+        {
+            // Its connection was closed earlier in this poll (evicted, or replaced by a member's new one).
+            return;
+        }
         work++;
         if (key.isAcceptable())
         {
@@ -446,6 +481,11 @@ public final class TcpTransport implements Transport
             c.handshakeDeadlineNs = 0;
             handshakesPending--;
         }
+        if (c.acceptedHandshake)
+        {
+            c.acceptedHandshake = false;
+            acceptedHandshakes--;
+        }
         c.stage = TcpConnection.Stage.READY;
     }
 
@@ -456,19 +496,18 @@ public final class TcpTransport implements Transport
             SocketChannel channel;
             while (null != (channel = server.accept()))
             {
-                if (all.size() >= members.length + MAX_CLIENTS)
+                if (acceptedHandshakes >= limits.maxHandshakes())
                 {
-                    LOGGER.log(System.Logger.Level.WARNING, "refused connection from {0}: too many connections",
-                        channel.getRemoteAddress());
-                    channel.close();
-                    continue;
+                    evictOldestHandshake();
                 }
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection c = new TcpConnection(channel, -1, readBufferLength, writeBufferLength);
-                c.markOpenForHandshake();
+                c.markOpenForHandshake(handshakeBuffers);
                 c.stage = TcpConnection.Stage.AWAIT_HELLO;
                 startHandshake(c);
+                c.acceptedHandshake = true;
+                acceptedHandshakes++;
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
                 all.add(c);
             }
@@ -476,6 +515,27 @@ public final class TcpTransport implements Transport
         catch (final IOException ex)
         {
             LOGGER.log(System.Logger.Level.WARNING, "accept failed: {0}", ex.toString());
+        }
+    }
+
+    /**
+     * Make room for one more accepted connection by closing the one that has been in its handshake longest: a flood
+     * of silent connects then costs a reconnecting member a retry, where refusing new ones would lock it out.
+     */
+    private void evictOldestHandshake()
+    {
+        TcpConnection oldest = null;
+        for (int i = 0; i < all.size(); i++)
+        {
+            final TcpConnection c = all.get(i);
+            if (c.acceptedHandshake && (null == oldest || c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
+            {
+                oldest = c;
+            }
+        }
+        if (null != oldest)
+        {
+            disconnect(oldest, "evicted: " + limits.maxHandshakes() + " connections were in their handshake");
         }
     }
 
@@ -533,11 +593,16 @@ public final class TcpTransport implements Transport
                 return;
             }
         }
+        if (offset > 0 && c.endpoint >= CLIENT_ENDPOINT_BASE)
+        {
+            c.lastHeardNs = nowNs;
+        }
         c.readBuffer.limit(limit).position(offset);
         c.readBuffer.compact();
-        if (TcpConnection.Stage.READY == c.stage)
+        if (TcpConnection.Stage.READY == c.stage && c.readBuffer.position() >= LENGTH_PREFIX)
         {
-            c.growReadBuffer();
+            // A frame is still coming: a client's buffer grows to hold it (its length was checked above).
+            c.growReadBufferFor(LENGTH_PREFIX + c.readView.getInt(0, ByteOrder.LITTLE_ENDIAN));
         }
     }
 
@@ -650,9 +715,10 @@ public final class TcpTransport implements Transport
                 return false;
             }
         }
-        else if (clientConnections.size() >= MAX_CLIENTS)
+        else if (clientConnections.size() >= limits.maxClients())
         {
-            disconnect(c, "too many client connections");
+            disconnect(c, "refused a client connection: " + limits.maxClients() + " are open " +
+                "(lockstep.client.connections.max)");
             return false;
         }
         if (!authenticating)
@@ -733,15 +799,17 @@ public final class TcpTransport implements Transport
     private boolean register(final TcpConnection c, final int peerId, final boolean trusted)
     {
         endHandshake(c);
-        c.growWriteBuffer();
         c.trusted = trusted;
         c.connected = true;
         if (peerId < 0)
         {
             c.endpoint = nextClientEndpoint++;
+            c.lastHeardNs = nowNs;
             clientConnections.put(c.endpoint, c);
             return true;
         }
+        c.growWriteBuffer();
+        c.growReadBuffer();
         final TcpConnection previous = memberConnections[peerId];
         if (null != previous && previous != c)
         {
@@ -774,6 +842,11 @@ public final class TcpTransport implements Transport
             c.handshakeDeadlineNs = 0;
             handshakesPending--;
         }
+        if (c.acceptedHandshake)
+        {
+            c.acceptedHandshake = false;
+            acceptedHandshakes--;
+        }
         c.open = false;
         c.connected = false;
         if (null != c.key)
@@ -781,6 +854,10 @@ public final class TcpTransport implements Transport
             c.key.cancel();
         }
         CloseHelper.quietClose(c.channel);
+        if (c.connectTo < 0)
+        {
+            c.releaseBuffers(handshakeBuffers);
+        }
         all.remove(c);
         if (c.endpoint >= CLIENT_ENDPOINT_BASE)
         {

@@ -178,6 +178,91 @@ class TcpTransportHostileInputTest
         }
     }
 
+    @Test
+    void silentConnectsBeyondTheHandshakeBoundEvictTheOldestAndNeverLockOutAClient() throws IOException
+    {
+        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(30)));
+        final List<Socket> silent = new ArrayList<>();
+        try
+        {
+            for (int i = 0; i < 20; i++)
+            {
+                silent.add(new Socket("127.0.0.1", port));
+                pollFor(20);
+            }
+            assertEquals(16, problems.stream().filter(p -> p.startsWith("evicted: 4 connections")).count(),
+                problems.toString());
+            assertAGenuineClientGetsThrough();
+        }
+        finally
+        {
+            for (final Socket s : silent)
+            {
+                s.close();
+            }
+        }
+    }
+
+    @Test
+    void clientsPastTheBoundAreRefusedAndIdleOnesClosed() throws IOException
+    {
+        member.limits(new ConnectionLimits(2, 4, TimeUnit.SECONDS.toNanos(1)));
+        try (Socket first = new Socket("127.0.0.1", port); Socket second = new Socket("127.0.0.1", port))
+        {
+            first.getOutputStream().write(frame(hello(-1, false)));
+            second.getOutputStream().write(frame(hello(-1, false)));
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (member.clientConnections() < 2)
+            {
+                assertTrue(System.nanoTime() < deadline, "two clients registered");
+                member.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
+            }
+            assertClosedAfter(frame(hello(-1, false)));
+            assertTrue(last().contains("2 are open (lockstep.client.connections.max)"), last());
+
+            // Two seconds of the member's clock later, both are closed for silence.
+            final long later = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            member.poll(later, (from, buffer, offset, length) -> { });
+            assertEquals(0, member.clientConnections());
+            assertTrue(last().startsWith("client connection silent for 1000 ms"), last());
+        }
+    }
+
+    @Test
+    void aClientsBuffersGrowToTheMessagesItSendsUpToTheBound() throws IOException
+    {
+        final byte[] payload = new byte[60_000];
+        final UnsafeBuffer ingress = new UnsafeBuffer(new byte[8 + 16 + 4 + payload.length]);
+        new io.lockstep.cluster.codecs.IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
+            .sequence(1).putPayload(payload, 0, payload.length);
+        final List<Integer> lengths = new ArrayList<>();
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            socket.getOutputStream().write(frame(hello(-1, false)));
+            for (int i = 0; i < 3; i++)
+            {
+                socket.getOutputStream().write(frame(ingress.byteArray()));
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (lengths.size() < 3)
+            {
+                assertTrue(System.nanoTime() < deadline, "three 60 KB messages through an 8 KiB start");
+                member.poll(System.nanoTime(), (from, buffer, offset, length) -> lengths.add(length));
+            }
+        }
+        assertEquals(List.of(ingress.capacity(), ingress.capacity(), ingress.capacity()), lengths);
+        assertEquals(List.of(), problems);
+    }
+
+    private void pollFor(final long millis)
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (System.nanoTime() < deadline)
+        {
+            member.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
+        }
+    }
+
     private void assertAGenuineClientGetsThrough() throws IOException
     {
         delivered.clear();
