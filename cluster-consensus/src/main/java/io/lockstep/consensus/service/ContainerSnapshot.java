@@ -71,6 +71,10 @@ final class ContainerSnapshot
                 .egressHead(egress.head())
                 .egressTail(egress.tail())
                 .egressUsed(egress.used())
+                .secretHigh(session.secret().present() ? session.secret().high() :
+                    SessionSnapshotEncoder.secretHighNullValue())
+                .secretLow(session.secret().present() ? session.secret().low() :
+                    SessionSnapshotEncoder.secretLowNullValue())
                 .putEgressRing(egress.ring(), 0, egress.capacity())
                 .principal(session.principal());
             image.append(scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + sessionEncoder.encodedLength());
@@ -148,10 +152,18 @@ final class ContainerSnapshot
                 final int head = sessionDecoder.egressHead();
                 final int tail = sessionDecoder.egressTail();
                 final int used = sessionDecoder.egressUsed();
+                final long secretHigh = sessionDecoder.secretHigh();
+                final long secretLow = sessionDecoder.secretLow();
+                // Absent before version 4, and written as the null values for a session from before then.
+                final Secret secret = sessionDecoder.actingVersion() < SessionSnapshotDecoder.secretHighSinceVersion() ||
+                    secretHigh == SessionSnapshotDecoder.secretHighNullValue() &&
+                    secretLow == SessionSnapshotDecoder.secretLowNullValue() ? Secret.NONE :
+                    new Secret(secretHigh, secretLow, true);
                 final int ringLength = sessionDecoder.egressRingLength();
                 final int ringOffset = sessionDecoder.limit() + SessionSnapshotDecoder.egressRingHeaderLength();
                 sessionDecoder.skipEgressRing();
-                final SessionTable.Session session = sessions.restore(sessionId, applied, sessionDecoder.principal());
+                final SessionTable.Session session = sessions.restore(sessionId, applied, sessionDecoder.principal(),
+                    secret);
                 session.egress().restore(first, next, head, tail, used, buffer, ringOffset, ringLength);
             });
         }

@@ -591,7 +591,9 @@ public final class ServiceContainer implements Cluster
         entryTimestamp = sessionOpen.timestamp();
         final long correlationId = sessionOpen.correlationId();
         final int leaderEndpoint = sessionOpen.leaderEndpoint();
-        final SessionTable.Session state = sessions.open(sessionOpen.principal());
+        final Secret secret = sessionOpen.actingVersion() >= SessionOpenDecoder.secretHighSinceVersion() ?
+            new Secret(sessionOpen.secretHigh(), sessionOpen.secretLow(), true) : Secret.NONE;
+        final SessionTable.Session state = sessions.open(sessionOpen.principal(), secret);
         if (null == state)
         {
             return;

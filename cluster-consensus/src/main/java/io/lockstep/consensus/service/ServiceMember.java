@@ -19,6 +19,7 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
 
 /**
  * A member running a service: consensus, the service container and client sessions in one duty cycle (the SHARED
@@ -80,6 +81,8 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     private ClusteredService service;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
+    /** Null: the session ingress's own SecureRandom. */
+    private RandomGenerator sessionSecrets;
     private ServiceContainer container;
     private SessionIngress sessions;
     private SnapshotImage pendingImage;
@@ -200,6 +203,10 @@ public final class ServiceMember implements Agent, ServiceHooks
         consensus.appVersion(service.appVersion());
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
         sessions.authenticator(authenticator);
+        if (null != sessionSecrets)
+        {
+            sessions.sessionSecrets(sessionSecrets);
+        }
         if (null != bridge)
         {
             container = bridge.start(service, log, null == image ? log.startPosition() : image.logPosition(), image,
@@ -233,6 +240,18 @@ public final class ServiceMember implements Agent, ServiceHooks
     {
         this.authenticator = authenticator;
         sessions.authenticator(authenticator);
+        return this;
+    }
+
+    /**
+     * @param secrets where this member, as leader, draws session secrets: a seeded generator for a simulation
+     *                (default: {@code SecureRandom}).
+     * @return this.
+     */
+    public ServiceMember sessionSecrets(final RandomGenerator secrets)
+    {
+        this.sessionSecrets = secrets;
+        sessions.sessionSecrets(secrets);
         return this;
     }
 

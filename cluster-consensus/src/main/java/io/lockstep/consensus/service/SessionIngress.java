@@ -26,6 +26,9 @@ import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.security.SecureRandom;
+import java.util.random.RandomGenerator;
+
 /**
  * Client sessions on a member. On the leader it turns client messages into log entries (session open, message,
  * close), fires due timers and times out silent sessions by appending entries, and, as the container's
@@ -45,6 +48,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     /** Longest credentials a client may send. */
     private static final int MAX_CREDENTIALS_LENGTH = 4096;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
+    /** Where session secrets come from: a cryptographically strong generator unless a simulation seeds one. */
+    private RandomGenerator secrets = new SecureRandom();
     private ServiceContainer container;
     private final Long2LongHashMap endpointBySession = new Long2LongHashMap(-1);
     private final Long2LongHashMap lastHeardNs = new Long2LongHashMap(-1);
@@ -101,6 +106,15 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     public void authenticator(final ClientAuthenticator authenticator)
     {
         this.authenticator = authenticator;
+    }
+
+    /**
+     * @param secrets where the leader draws each session's secret: {@code SecureRandom} on a member (the default);
+     *                a seeded generator in a simulation, so that a seed replays exactly.
+     */
+    public void sessionSecrets(final RandomGenerator secrets)
+    {
+        this.secrets = secrets;
     }
 
     /**
@@ -265,6 +279,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         final long correlationId = connect.correlationId();
         final long resume = connect.resumeSessionId();
         final long lastEgress = connect.lastEgressSequence();
+        final long presentedHigh = connect.sessionSecretHigh();
+        final long presentedLow = connect.sessionSecretLow();
         final byte[] credentials = new byte[connect.credentialsLength()];
         connect.getCredentials(credentials, 0, credentials.length);
         final ClientAuthenticator.Decision decision = authenticate(credentials);
@@ -275,8 +291,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
         if (resume < 0)
         {
+            final Secret secret = Secret.next(secrets);
             final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
                 .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint)
+                .secretHigh(secret.high()).secretLow(secret.low())
                 .principal(decision.principal()).encodedLength();
             if (append(SessionOpenEncoder.TEMPLATE_ID, length) > 0)
             {
@@ -297,6 +315,14 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             // Closed for certain, or not applied yet (a new leader catching up): ask the client to try again soon.
             sendEvent(endpoint, correlationId, resume, container.sessionTable().wasClosed(resume) ?
                 SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
+            return;
+        }
+        if (!session.secret().matches(presentedHigh, presentedLow))
+        {
+            // Under any authenticator, accept-all included: knowing (or guessing) a session id gains nothing.
+            rejectConnect(endpoint, correlationId, resume, "session " + resume + ": the resume did not present the " +
+                "session's secret" + (session.secret().present() ? "" : " (the session was opened by an older " +
+                "version, which gave none: open a new session)"));
             return;
         }
         if (!session.principal().equals(decision.principal()))
@@ -362,7 +388,9 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         {
             pendingOpens.remove(correlationId);
             heard(sessionId, leaderEndpoint);
-            sendEvent(leaderEndpoint, correlationId, sessionId, SessionEventCode.OK, -1);
+            // The session is in the table: this is called as its open is applied.
+            final Secret secret = container.sessionTable().get(sessionId).secret();
+            sendEvent(leaderEndpoint, correlationId, sessionId, SessionEventCode.OK, -1, "", secret);
         }
     }
 
@@ -474,7 +502,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         consensus.metrics().increment(MemberMetrics.CLIENT_AUTH_REJECTED);
         consensus.errors().record("client-auth", "rejected a client " + (sessionId < 0 ? "connect" : "resume of " +
             "session " + sessionId) + ": " + reason);
-        sendEvent(endpoint, correlationId, sessionId, SessionEventCode.AUTHENTICATION_REJECTED, -1, reason);
+        sendEvent(endpoint, correlationId, sessionId, SessionEventCode.AUTHENTICATION_REJECTED, -1, reason,
+            Secret.NONE);
     }
 
     private void heard(final long sessionId, final int endpoint)
@@ -507,16 +536,17 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
         final long appliedSequence)
     {
-        sendEvent(endpoint, correlationId, sessionId, code, appliedSequence, "");
+        sendEvent(endpoint, correlationId, sessionId, code, appliedSequence, "", Secret.NONE);
     }
 
     private void sendEvent(
         final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
-        final long appliedSequence, final String detail)
+        final long appliedSequence, final String detail, final Secret secret)
     {
         final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(correlationId).sessionId(sessionId).code(code).leaderId(consensus.leaderId())
-            .appliedSequence(appliedSequence).leaderTerm(consensus.term()).detail(detail).encodedLength();
+            .appliedSequence(appliedSequence).leaderTerm(consensus.term())
+            .sessionSecretHigh(secret.high()).sessionSecretLow(secret.low()).detail(detail).encodedLength();
         transport.send(endpoint, out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 }

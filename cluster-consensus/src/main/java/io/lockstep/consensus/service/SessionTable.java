@@ -33,13 +33,24 @@ public final class SessionTable
         private final long id;
         private final String principal;
         private final EgressBuffer egress;
+        private final Secret secret;
         private long appliedSequence = -1;
 
-        Session(final long id, final String principal, final int egressCapacity)
+        Session(final long id, final String principal, final Secret secret, final int egressCapacity)
         {
             this.id = id;
             this.principal = principal;
+            this.secret = secret;
             this.egress = new EgressBuffer(egressCapacity);
+        }
+
+        /**
+         * @return the session secret its open returned to the client, which a resume must present; or
+         * {@link Secret#NONE} for a session opened before sessions had secrets (it cannot be resumed).
+         */
+        public Secret secret()
+        {
+            return secret;
         }
 
         public long id()
@@ -92,14 +103,14 @@ public final class SessionTable
      * @return the new session, or null if the table is full (the open is refused, and the id is still used up so
      * that every member stays in step).
      */
-    public Session open(final String principal)
+    public Session open(final String principal, final Secret secret)
     {
         final long id = nextSessionId++;
         if (sessions.size() >= maxSessions)
         {
             return null;
         }
-        final Session session = new Session(id, principal, egressCapacity);
+        final Session session = new Session(id, principal, secret, egressCapacity);
         sessions.put(id, session);
         inOrder.add(session);
         return session;
@@ -200,14 +211,14 @@ public final class SessionTable
     /**
      * Add a session a snapshot recorded.
      */
-    Session restore(final long sessionId, final long appliedSequence, final String principal)
+    Session restore(final long sessionId, final long appliedSequence, final String principal, final Secret secret)
     {
         if (sessionId >= nextSessionId || sessions.containsKey(sessionId) || sessions.size() >= maxSessions)
         {
             throw new IllegalStateException("snapshot session " + sessionId + " does not fit the table (next id " +
                 nextSessionId + ", " + sessions.size() + " of " + maxSessions + " open)");
         }
-        final Session session = new Session(sessionId, principal, egressCapacity);
+        final Session session = new Session(sessionId, principal, secret, egressCapacity);
         session.appliedSequence = appliedSequence;
         sessions.put(sessionId, session);
         inOrder.add(session);
@@ -241,6 +252,8 @@ public final class SessionTable
             h = (h ^ s.appliedSequence) * 0x100000001b3L;
             h = (h ^ s.egress.nextSequence()) * 0x100000001b3L;
             h = (h ^ s.principal.hashCode()) * 0x100000001b3L;
+            h = (h ^ s.secret.high()) * 0x100000001b3L;
+            h = (h ^ s.secret.low()) * 0x100000001b3L;
         }
         return h;
     }

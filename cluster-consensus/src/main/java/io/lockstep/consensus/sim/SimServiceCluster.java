@@ -276,6 +276,8 @@ public final class SimServiceCluster
                 new ServiceMember.SnapshotSettings(0, 1, () -> 0), TimeUnit.SECONDS.toNanos(30), 64,
                 egressBufferBytes, 64, new NoOpIdleStrategy(), dedicated ? newHandoff() : null);
         }
+        // Seeded: a session secret is the one random choice a leader writes into the log.
+        running[i].sessionSecrets(new Random(random.nextLong()));
     }
 
     void crash(final int i)

@@ -10,15 +10,30 @@ import static io.lockstep.consensus.service.SessionTable.Disposition.OUT_OF_ORDE
 import static io.lockstep.consensus.service.SessionTable.Disposition.UNKNOWN_SESSION;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SessionTableTest
 {
+    private static final Secret SECRET = new Secret(1, 2, true);
+
+    @Test
+    void aSessionSecretMatchesOnlyItsOwnBitsAndASessionWithoutOneMatchesNothing()
+    {
+        final Secret secret = Secret.next(new Random(3));
+        assertTrue(secret.matches(secret.high(), secret.low()));
+        assertFalse(secret.matches(secret.high(), secret.low() ^ 1));
+        assertFalse(secret.matches(secret.high() ^ Long.MIN_VALUE, secret.low()));
+        assertFalse(Secret.NONE.matches(0, 0), "a session from before secrets cannot be resumed");
+        assertFalse(secret.toString().contains(Long.toString(secret.high())), "never printed");
+    }
+
     @Test
     void eachSequenceIsAppliedOnceAndRetriesAreDuplicates()
     {
         final SessionTable table = new SessionTable(10, 1024);
-        final long id = table.open("").id();
+        final long id = table.open("", SECRET).id();
         assertEquals(APPLY, table.onMessage(id, 0));
         assertEquals(APPLY, table.onMessage(id, 1));
         assertEquals(DUPLICATE, table.onMessage(id, 1), "a retry after failover");
@@ -34,10 +49,10 @@ class SessionTableTest
     void idsAreAssignedInLogOrderEvenWhenAnOpenIsRefused()
     {
         final SessionTable table = new SessionTable(1, 1024);
-        assertEquals(1, table.open("").id());
-        assertNull(table.open(""), "full");
+        assertEquals(1, table.open("", SECRET).id());
+        assertNull(table.open("", SECRET), "full");
         table.close(1);
-        assertEquals(3, table.open("").id(), "id 2 was used up by the refused open, on every member alike");
+        assertEquals(3, table.open("", SECRET).id(), "id 2 was used up by the refused open, on every member alike");
         assertEquals(UNKNOWN_SESSION, table.onMessage(1, 0), "closed");
     }
 
@@ -57,7 +72,7 @@ class SessionTableTest
             final int op = random.nextInt(20);
             if (op == 0)
             {
-                table.open("");
+                table.open("", SECRET);
             }
             else if (op == 1)
             {

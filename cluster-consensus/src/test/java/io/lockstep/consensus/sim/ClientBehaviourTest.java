@@ -42,6 +42,8 @@ class ClientBehaviourTest
 {
     private static final long SESSION_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(300);
     private static final int EGRESS_BUFFER = 4096;
+    /** An endpoint that speaks raw client protocol, as anyone on the network can. */
+    private static final int IMPOSTOR = Transport.CLIENT_ENDPOINT_BASE + 2;
 
     @BeforeAll
     static void quietLogs()
@@ -148,7 +150,7 @@ class ClientBehaviourTest
     private final ServiceMember[] running = new ServiceMember[3];
     private final FloodService[] services = new FloodService[3];
     private final SimNetwork network = new SimNetwork(random,
-        new int[]{ 0, 1, 2, Transport.CLIENT_ENDPOINT_BASE, Transport.CLIENT_ENDPOINT_BASE + 1 },
+        new int[]{ 0, 1, 2, Transport.CLIENT_ENDPOINT_BASE, Transport.CLIENT_ENDPOINT_BASE + 1, IMPOSTOR },
         TimeUnit.MICROSECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
     private final Recorder recorderA = new Recorder();
     private final Recorder recorderB = new Recorder();
@@ -193,6 +195,59 @@ class ClientBehaviourTest
             client.doWork(nowNs);
         }
         assertEquals(List.of(0L), recorder.egress, "its echo arrived");
+    }
+
+    @Test
+    void aResumeWithoutTheSessionSecretGetsNothingAndTheSessionStaysWithTheClientThatOpenedIt()
+    {
+        runUntil(() -> clientA.isConnected() && leader() >= 0, "session open");
+        offer(clientA, 1);
+        runUntil(() -> recorderA.egress.size() == 1, "egress buffered for the session");
+        final long sessionId = clientA.sessionId();
+        final Transport impostor = network.transportFor(IMPOSTOR);
+        final List<String> answers = new ArrayList<>();
+        final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
+            new io.lockstep.cluster.codecs.MessageHeaderDecoder();
+        final io.lockstep.cluster.codecs.SessionEventDecoder event = new io.lockstep.cluster.codecs.SessionEventDecoder();
+        // Guesses as an impostor would make them: none, zeros, and random bits; the session id is no secret.
+        final long[][] guesses = { {0, 0}, {sessionId, sessionId}, {random.nextLong(), random.nextLong()} };
+        for (final long[] guess : guesses)
+        {
+            final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
+            final int length = io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+                new io.lockstep.cluster.codecs.SessionConnectEncoder().wrapAndApplyHeader(out, 0,
+                new io.lockstep.cluster.codecs.MessageHeaderEncoder()).correlationId(77).resumeSessionId(sessionId)
+                .lastEgressSequence(-1).sessionSecretHigh(guess[0]).sessionSecretLow(guess[1])
+                .putCredentials(new byte[0], 0, 0).encodedLength();
+            assertTrue(impostor.send(leader(), out, 0, length));
+            final int before = answers.size();
+            runUntil(() ->
+            {
+                impostor.poll(nowNs, (from, buffer, offset, l) ->
+                {
+                    header.wrap(buffer, offset);
+                    if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                    {
+                        event.wrapAndApplyHeader(buffer, offset, header);
+                        answers.add(event.code() + " " + event.detail());
+                    }
+                    else
+                    {
+                        answers.add("template " + header.templateId());
+                    }
+                });
+                return answers.size() > before;
+            }, "the impostor is answered");
+        }
+        for (final String answer : answers)
+        {
+            assertTrue(answer.startsWith("AUTHENTICATION_REJECTED session " + sessionId + ": the resume did not " +
+                "present the session's secret"), answers.toString());
+        }
+        offer(clientA, 2);
+        runUntil(() -> recorderA.egress.size() == 2 && clientA.ackedSequence() == 1, "the owner carries on");
+        assertEquals(sessionId, clientA.sessionId());
+        assertFalse(recorderA.closed);
     }
 
     @Test

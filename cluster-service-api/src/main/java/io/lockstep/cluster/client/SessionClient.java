@@ -73,6 +73,9 @@ public final class SessionClient
     private State state = State.DISCONNECTED;
     private int target;
     private long sessionId = -1;
+    /** The session secret the open returned: every resume presents it, and no one else has it. */
+    private long secretHigh;
+    private long secretLow;
     private long nextSequence;
     private long ackedSequence = -1;
     private long sentUpTo = -1;
@@ -337,6 +340,7 @@ public final class SessionClient
         connectCorrelationId++;
         final int length = connectEncoder.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(connectCorrelationId).resumeSessionId(sessionId).lastEgressSequence(lastEgress)
+            .sessionSecretHigh(secretHigh).sessionSecretLow(secretLow)
             .putCredentials(credentials, 0, credentials.length)
             .encodedLength();
         if (transport.send(memberIds[target], out, 0, MessageHeaderEncoder.ENCODED_LENGTH + length))
@@ -470,6 +474,11 @@ public final class SessionClient
                 else if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
                 {
                     ackTerm = Math.max(ackTerm, event.leaderTerm());
+                    if (sessionId < 0)
+                    {
+                        secretHigh = event.sessionSecretHigh();
+                        secretLow = event.sessionSecretLow();
+                    }
                     sessionId = event.sessionId();
                     state = State.CONNECTED;
                     lastHeardNs = nowNs;

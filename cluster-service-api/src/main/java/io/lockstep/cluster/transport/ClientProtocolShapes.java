@@ -39,12 +39,12 @@ public final class ClientProtocolShapes
             .message(schema, HelloDecoder.TEMPLATE_ID, MessageShape.block(8).grownTo(2, HelloDecoder.BLOCK_LENGTH))
             .message(schema, HelloReplyDecoder.TEMPLATE_ID, MessageShape.block(HelloReplyDecoder.BLOCK_LENGTH))
             .message(schema, HelloProofDecoder.TEMPLATE_ID, MessageShape.block(HelloProofDecoder.BLOCK_LENGTH))
-            // Version 2 added the credentials.
-            .message(schema, SessionConnectDecoder.TEMPLATE_ID, MessageShape.block(SessionConnectDecoder.BLOCK_LENGTH)
-                .varData(2, MAX_DATA_LENGTH))
-            // Version 3 added the answering member's term.
-            .message(schema, SessionEventDecoder.TEMPLATE_ID, MessageShape.block(29)
-                .grownTo(3, SessionEventDecoder.BLOCK_LENGTH).varData(MAX_ASCII_LENGTH))
+            // Version 2 added the credentials, version 4 the session secret a resume presents.
+            .message(schema, SessionConnectDecoder.TEMPLATE_ID, MessageShape.block(24)
+                .grownTo(4, SessionConnectDecoder.BLOCK_LENGTH).varData(2, MAX_DATA_LENGTH))
+            // Version 3 added the answering member's term, version 4 the session secret an open returns.
+            .message(schema, SessionEventDecoder.TEMPLATE_ID, MessageShape.block(29).grownTo(3, 37)
+                .grownTo(4, SessionEventDecoder.BLOCK_LENGTH).varData(MAX_ASCII_LENGTH))
             .message(schema, IngressDecoder.TEMPLATE_ID, MessageShape.block(IngressDecoder.BLOCK_LENGTH)
                 .varData(MAX_DATA_LENGTH))
             .message(schema, IngressAckDecoder.TEMPLATE_ID, MessageShape.block(16)
