@@ -110,18 +110,18 @@ final class AdminRequests
     }
 
     /**
-     * A tool request on a connection that did not prove the cluster secret: refused, with the reason, in the
+     * A tool request on a connection that did not prove the tool secret: refused, with the reason, in the
      * client protocol's words (so that a tool without the secret can say why), counted, and logged.
      */
     void refuseUntrusted(final int endpoint, final long correlationId, final int templateId)
     {
         agent.metrics().increment(MemberMetrics.UNTRUSTED_REQUESTS);
         agent.errors().record("untrusted-request", "refused tool request (template " + templateId + ") from a " +
-            "connection that did not prove the cluster secret");
+            "connection that did not prove the tool secret");
         final int length = refusal.wrapAndApplyHeader(refusalBuffer, 0, refusalHeader)
             .correlationId(correlationId).sessionId(-1).code(SessionEventCode.AUTHENTICATION_REJECTED)
             .leaderId(agent.leaderId()).appliedSequence(-1).leaderTerm(agent.term())
-            .detail("tool requests need the cluster secret (lockstep.cluster.secret.file)").encodedLength();
+            .detail("tool requests need the tool secret (lockstep.tool.secret.file)").encodedLength();
         transport.send(endpoint, refusalBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 

@@ -33,6 +33,8 @@ class MemberAuthenticationTest
         StandardCharsets.US_ASCII));
     private static final ClusterSecret OTHER = ClusterSecret.of("another-cluster-secret-987654".getBytes(
         StandardCharsets.US_ASCII));
+    private static final ClusterSecret TOOL = ClusterSecret.of("the-tool-secret-0123456789ab".getBytes(
+        StandardCharsets.US_ASCII));
 
     private final List<Member> members = new ArrayList<>();
     private final List<TcpTransport> transports = new ArrayList<>();
@@ -63,7 +65,7 @@ class MemberAuthenticationTest
         membersOnFreePorts(2);
         final TcpTransport a = member(0, OTHER);
         final TcpTransport b = member(1, SECRET);
-        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 failed to prove the cluster secret")), a, b);
+        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 failed to prove the member secret")), a, b);
         pollFor(200, a, b);
         assertFalse(a.isConnected(1));
         assertFalse(b.isConnected(0), "never accepted as member 0");
@@ -86,7 +88,7 @@ class MemberAuthenticationTest
         membersOnFreePorts(2);
         final TcpTransport a = member(0, SECRET);
         final TcpTransport open = member(1, null);
-        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 has no cluster secret configured")), a, open);
+        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 has no secret configured")), a, open);
         assertFalse(a.isConnected(1));
     }
 
@@ -95,7 +97,7 @@ class MemberAuthenticationTest
     {
         membersOnFreePorts(1);
         final TcpTransport member = member(0, SECRET);
-        final TcpTransport tool = member(-1, SECRET);
+        final TcpTransport tool = member(-1, TOOL);
         final TcpTransport client = member(-1, null);
         final TcpTransport wrongTool = member(-1, OTHER);
         await(() -> tool.isConnected(0) && client.isConnected(0), member, tool, client, wrongTool);
@@ -107,10 +109,42 @@ class MemberAuthenticationTest
         assertTrue(first >= Transport.CLIENT_ENDPOINT_BASE && second >= Transport.CLIENT_ENDPOINT_BASE);
         assertEquals(1, (member.isTrusted(first) ? 1 : 0) + (member.isTrusted(second) ? 1 : 0),
             "exactly one of the two (the tool) is trusted");
-        await(() -> problems.stream().anyMatch(p -> p.contains("member 0 failed to prove the cluster secret")),
+        await(() -> problems.stream().anyMatch(p -> p.contains("member 0 failed to prove the tool secret")),
             member, wrongTool);
         assertFalse(wrongTool.isConnected(0));
         assertTrue(member.isTrusted(0), "member endpoints are members: trusted");
+    }
+
+    @Test
+    void theToolSecretNeitherMakesAMemberNorIsTheMemberSecretAToolsCredential() throws Exception
+    {
+        membersOnFreePorts(2);
+        final TcpTransport member = member(1, SECRET);
+        // A tool host holds the tool secret only: claiming member 0 with it, it cannot check the member's proof, and
+        // has none of its own to give.
+        final TcpTransport posingAsMember = member(0, TOOL);
+        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 failed to prove the member secret")), member,
+            posingAsMember);
+        pollFor(200, member, posingAsMember);
+        assertFalse(member.isConnected(0), "never accepted as member 0");
+        posingAsMember.close();
+        // And the member secret is no tool credential: a tool proving it is not trusted.
+        final TcpTransport memberSecretAsTool = member(-1, SECRET);
+        await(() -> problems.stream().anyMatch(p -> p.contains("member 1 failed to prove the tool secret")), member,
+            memberSecretAsTool);
+        assertFalse(memberSecretAsTool.isConnected(1), "the member's proof under the tool secret does not check out");
+    }
+
+    @Test
+    void aMemberWithoutAToolSecretTrustsNoTool() throws Exception
+    {
+        membersOnFreePorts(1);
+        final TcpTransport member = new TcpTransport(0, members, 1 << 20, 1 << 16, SECRET,
+            MemberProtocolShapes.create()).problemListener(problems::add);
+        transports.add(member);
+        final TcpTransport tool = member(-1, TOOL);
+        await(() -> problems.stream().anyMatch(p -> p.contains("this member has no tool secret configured")),
+            member, tool);
     }
 
     @Test
@@ -147,7 +181,7 @@ class MemberAuthenticationTest
     private TcpTransport member(final int id, final ClusterSecret secret)
     {
         final TcpTransport t = new TcpTransport(id, members, 1 << 20, 1 << 16, secret,
-            MemberProtocolShapes.create());
+            MemberProtocolShapes.create()).toolSecret(TOOL);
         t.problemListener(problems::add);
         transports.add(t);
         return t;

@@ -37,6 +37,7 @@ class DistributionIT
         final Path home = dir.resolve("lockstep-0.1.0-SNAPSHOT");
         final String launcher = home.resolve("bin/lockstep").toString();
         assertEquals(0, run(home, List.of(launcher, "secret", "config/cluster.secret"), 30).exitCode());
+        assertEquals(0, run(home, List.of(launcher, "secret", "config/tool.secret"), 30).exitCode());
 
         final StringBuilder members = new StringBuilder();
         for (int i = 0; i < 3; i++)

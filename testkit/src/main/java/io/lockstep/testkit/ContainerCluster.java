@@ -73,7 +73,7 @@ public final class ContainerCluster implements TestCluster
     private final String image;
     private final String runId = Long.toHexString(new SecureRandom().nextLong());
     private final int[] hostPorts;
-    private final ClusterSecret secret;
+    private final ClusterSecret toolSecret;
     private final Map<String, String> settings = new LinkedHashMap<>();
     private final Network network;
     private final List<GenericContainer<?>> containers = new ArrayList<>();
@@ -91,7 +91,8 @@ public final class ContainerCluster implements TestCluster
             hostPorts[i] = FreePorts.next();
         }
         Files.createDirectories(this.root);
-        this.secret = ClusterSecret.writeNew(this.root.resolve("cluster.secret"));
+        ClusterSecret.writeNew(this.root.resolve("cluster.secret"));
+        this.toolSecret = ClusterSecret.writeNew(this.root.resolve("tool.secret"));
         this.docker = DockerClientFactory.instance().client();
         this.network = Network.builder().createNetworkCmdModifier(cmd -> cmd.withInternal(true)).build();
         settings.put(NodeConfig.DURABILITY, "none");
@@ -188,6 +189,8 @@ public final class ContainerCluster implements TestCluster
         Files.createDirectories(dataDir(i));
         Files.copy(root.resolve("cluster.secret"), conf.resolve("cluster.secret"),
             java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(root.resolve("tool.secret"), conf.resolve("tool.secret"),
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         final StringBuilder members = new StringBuilder();
         for (int m = 0; m < count; m++)
         {
@@ -199,7 +202,8 @@ public final class ContainerCluster implements TestCluster
             .append(NodeConfig.DATA_DIR).append("=/data\n")
             .append(NodeConfig.LISTEN_ADDRESS).append("=0.0.0.0\n")
             .append(NodeConfig.SERVICE).append('=').append(serviceClass).append('\n')
-            .append(SecuritySettings.SECRET_FILE).append("=cluster.secret\n");
+            .append(SecuritySettings.SECRET_FILE).append("=cluster.secret\n")
+            .append(SecuritySettings.TOOL_SECRET_FILE).append("=tool.secret\n");
         settings.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
         Files.writeString(conf.resolve("node.properties"), text.toString());
     }
@@ -231,11 +235,11 @@ public final class ContainerCluster implements TestCluster
     }
 
     /**
-     * @return a tool client holding the cluster secret (close it).
+     * @return a tool client holding the tool secret (close it).
      */
     public AdminClient adminClient()
     {
-        return new AdminClient(members(), secret);
+        return new AdminClient(members(), toolSecret);
     }
 
     /**

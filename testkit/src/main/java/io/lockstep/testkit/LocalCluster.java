@@ -31,6 +31,7 @@ public final class LocalCluster implements AutoCloseable
     private final int[] ports;
     private final Process[] processes;
     private final ClusterSecret secret;
+    private final ClusterSecret toolSecret;
     private final int standbys;
     private final List<DelayProxy> proxies = new ArrayList<>();
 
@@ -79,8 +80,10 @@ public final class LocalCluster implements AutoCloseable
         this.ports = new int[count];
         this.processes = new Process[count];
         Files.createDirectories(root);
-        // Members prove a cluster secret, as a production cluster's should: a fresh random one per cluster.
+        // Members prove a member secret, and tools a tool secret, as a production cluster's should: fresh random
+        // ones per cluster.
         this.secret = ClusterSecret.writeNew(secretFile());
+        this.toolSecret = ClusterSecret.writeNew(toolSecretFile());
         for (int i = 0; i < count; i++)
         {
             ports[i] = FreePorts.next();
@@ -100,6 +103,7 @@ public final class LocalCluster implements AutoCloseable
                 NodeConfig.DURABILITY + "=" + durability + "\n" +
                 NodeConfig.SEGMENT_LENGTH + "=" + segmentLength + "\n" +
                 SecuritySettings.SECRET_FILE + "=" + secretFile().getFileName() + "\n" +
+                SecuritySettings.TOOL_SECRET_FILE + "=" + toolSecretFile().getFileName() + "\n" +
                 (null == serviceClass ? "" : NodeConfig.SERVICE + "=" + serviceClass + "\n"));
         }
     }
@@ -151,7 +155,15 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * @return the cluster secret the members require of each other and of tools.
+     * @return the file holding the secret tools prove (next to the configs, which name it).
+     */
+    public Path toolSecretFile()
+    {
+        return root.resolve("tool.secret");
+    }
+
+    /**
+     * @return the member secret the members require of each other.
      */
     public ClusterSecret secret()
     {
@@ -159,11 +171,19 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * @return a tool client holding the cluster secret (close it).
+     * @return the tool secret the members require of tools.
+     */
+    public ClusterSecret toolSecret()
+    {
+        return toolSecret;
+    }
+
+    /**
+     * @return a tool client holding the tool secret (close it).
      */
     public AdminClient adminClient()
     {
-        return new AdminClient(members(), secret);
+        return new AdminClient(members(), toolSecret);
     }
 
     /**

@@ -106,7 +106,7 @@ public final class ClusterNode implements AutoCloseable
         {
             member.clientAuthenticator(config.security().authenticator());
         }
-        transport.limits(config.security().limits());
+        transport.limits(config.security().limits()).toolSecret(config.security().toolSecret());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(problem ->
         {

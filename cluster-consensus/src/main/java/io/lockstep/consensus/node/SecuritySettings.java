@@ -13,13 +13,17 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Who a member lets in: the cluster secret members and operator tools prove at connect, and the authenticator
- * client connects go through.
+ * Who a member lets in: the member secret members prove to each other at connect, the tool secret operator tools
+ * prove, and the authenticator client connects go through.
  * <pre>
- * lockstep.cluster.secret.file   a file holding the cluster secret (at least 16 bytes; the same file on every
- *                                member and for the tool), relative to the config file's directory. Without it,
- *                                any process that reaches a member's port can claim to be a member or run tool
+ * lockstep.cluster.secret.file   a file holding the member secret (at least 16 bytes; the same file on every
+ *                                member, and on no other host), relative to the config file's directory. Without
+ *                                it, any process that reaches a member's port can claim to be a member or run tool
  *                                commands, and the member says so at start-up.
+ * lockstep.tool.secret.file      a file holding the tool secret (at least 16 bytes, different from the member
+ *                                secret): members trust tool requests only from connections that proved it, and the
+ *                                tool (bin/lockstep tool) proves it. A tool host holds this file only, so it cannot
+ *                                pose as a member. Without it (and with a member secret) no tool is trusted.
  * lockstep.client.authenticator  accept-all (default), token-file, or a ClientAuthenticator class name
  * lockstep.client.tokens.file    for token-file: principal=SHA-256-hex-of-token lines, relative to the config file
  * lockstep.client.connections.max  client and tool connections open at once (default 256); one more is refused
@@ -28,15 +32,21 @@ import java.util.concurrent.TimeUnit;
  * </pre>
  * Member connections never count against the client bounds (see {@link ConnectionLimits}).
  *
- * @param secret        the cluster secret, or null for none.
+ * @param secret        the member secret, or null for none.
+ * @param toolSecret    the tool secret, or null for none.
  * @param authenticator decides on client connects.
  * @param limits        what connections that are not members may hold.
  * @param warnings      what is open, said at start-up.
  */
 public record SecuritySettings(
-    ClusterSecret secret, ClientAuthenticator authenticator, ConnectionLimits limits, List<String> warnings)
+    ClusterSecret secret,
+    ClusterSecret toolSecret,
+    ClientAuthenticator authenticator,
+    ConnectionLimits limits,
+    List<String> warnings)
 {
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
+    public static final String TOOL_SECRET_FILE = "lockstep.tool.secret.file";
     public static final String CLIENT_AUTHENTICATOR = "lockstep.client.authenticator";
     public static final String TOKENS_FILE = "lockstep.client.tokens.file";
     public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
@@ -44,7 +54,7 @@ public record SecuritySettings(
     public static final String CLIENT_IDLE_TIMEOUT_MS = "lockstep.client.idle.timeout.ms";
 
     /** No secret, every client accepted: for tests and tools that build members in code. */
-    public static final SecuritySettings OPEN = new SecuritySettings(null, ClientAuthenticator.ACCEPT_ALL,
+    public static final SecuritySettings OPEN = new SecuritySettings(null, null, ClientAuthenticator.ACCEPT_ALL,
         ConnectionLimits.DEFAULTS, List.of());
 
     static SecuritySettings parse(final String source, final Path configDir, final Properties p)
@@ -69,6 +79,7 @@ public record SecuritySettings(
                 throw new NodeConfig.ConfigException(source + ": " + SECRET_FILE + ": " + ex.getMessage());
             }
         }
+        final ClusterSecret toolSecret = toolSecret(source, configDir, p, secretFile, warnings);
         final String name = p.getProperty(CLIENT_AUTHENTICATOR, "accept-all").trim();
         final ClientAuthenticator authenticator;
         switch (name)
@@ -98,7 +109,36 @@ public record SecuritySettings(
             }
             default -> authenticator = instantiate(source, name);
         }
-        return new SecuritySettings(secret, authenticator, limits(source, p), List.copyOf(warnings));
+        return new SecuritySettings(secret, toolSecret, authenticator, limits(source, p), List.copyOf(warnings));
+    }
+
+    private static ClusterSecret toolSecret(
+        final String source, final Path configDir, final Properties p, final String memberSecretFile,
+        final List<String> warnings) throws NodeConfig.ConfigException
+    {
+        final String file = p.getProperty(TOOL_SECRET_FILE, "").trim();
+        if (file.isEmpty())
+        {
+            if (!memberSecretFile.isEmpty())
+            {
+                warnings.add("no tool is trusted (" + TOOL_SECRET_FILE + " not set): tool commands are refused");
+            }
+            return null;
+        }
+        if (!memberSecretFile.isEmpty() &&
+            configDir.resolve(file).normalize().equals(configDir.resolve(memberSecretFile).normalize()))
+        {
+            throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + " and " + SECRET_FILE + " name " +
+                "the same file: the tool secret must differ, or every tool host could pose as a member");
+        }
+        try
+        {
+            return ClusterSecret.read(configDir.resolve(file));
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + ": " + ex.getMessage());
+        }
     }
 
     private static ConnectionLimits limits(final String source, final Properties p) throws NodeConfig.ConfigException

@@ -118,7 +118,7 @@ public final class AdminClient implements AutoCloseable
     private final SessionEventDecoder refusalDecoder = new SessionEventDecoder();
 
     /**
-     * A tool for a cluster run without a cluster secret.
+     * A tool for a cluster run without secrets.
      */
     public AdminClient(final List<Member> members)
     {
@@ -127,7 +127,7 @@ public final class AdminClient implements AutoCloseable
 
     /**
      * @param members the cluster's members.
-     * @param secret  the cluster secret, which the members require of tools; null if they run without one.
+     * @param secret  the tool secret, which the members require of tools; null if they run without secrets.
      */
     public AdminClient(final List<Member> members, final ClusterSecret secret)
     {
@@ -551,7 +551,7 @@ public final class AdminClient implements AutoCloseable
         else if (headerDecoder.schemaId() == SessionEventDecoder.SCHEMA_ID &&
             headerDecoder.templateId() == SessionEventDecoder.TEMPLATE_ID)
         {
-            // A member refusing a request from a connection that did not prove the cluster secret.
+            // A member refusing a request from a connection that did not prove the tool secret.
             refusalDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
             lastProblem = "member " + from + " refused: " + refusalDecoder.detail();
             if (refusalDecoder.correlationId() == awaited)

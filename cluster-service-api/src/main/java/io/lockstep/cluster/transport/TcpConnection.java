@@ -54,6 +54,8 @@ final class TcpConnection
     byte[] localNonce;
     byte[] peerNonce;
     int claimedId;
+    /** The secret the accepted peer must prove: the member secret for a member, the tool secret for a tool. */
+    ClusterSecret handshakeSecret;
     long handshakeDeadlineNs;
     /** Accepted, and its handshake not done: counted against the transport's bound on those. */
     boolean acceptedHandshake;

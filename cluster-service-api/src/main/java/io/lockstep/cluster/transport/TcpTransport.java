@@ -37,9 +37,11 @@ import java.util.function.Consumer;
  * says who is speaking. Writes are queued in a bounded buffer per connection and written on {@link #flush}: one
  * write per connection per duty cycle.
  * <p>
- * With a {@link ClusterSecret}, a connection claiming a member id, or wanting to be trusted as an operator tool,
- * proves the secret in a challenge both ways ({@code Hello} with a nonce, {@code HelloReply} with the member's nonce
- * and proof, {@code HelloProof}); a plain client skips it and is never trusted (see {@link #isTrusted}). A peer that
+ * With a {@link ClusterSecret}, a connection claiming a member id proves the member secret, and one wanting to be
+ * trusted as an operator tool proves the tool secret ({@link #toolSecret}), in a challenge both ways ({@code Hello}
+ * with a nonce, {@code HelloReply} with the member's nonce and proof, {@code HelloProof}); a plain client skips it
+ * and is never trusted (see {@link #isTrusted}). The two secrets are separate so that a host that runs tools holds
+ * nothing that lets it pose as a member. A peer that
  * sends garbage (a bad length, another schema, a newer version, a first message that is not Hello, a member id not
  * configured, a different log segment length, a wrong proof, no handshake within 5 s) is disconnected with the
  * reason logged and told to the {@link ProblemListener}, and the member carries on.
@@ -78,6 +80,8 @@ public final class TcpTransport implements Transport
     private final HelloProofDecoder proofDecoder = new HelloProofDecoder();
     /** Null: no member authentication (every connection is trusted, as the start-up warning says). */
     private final ClusterSecret secret;
+    /** What tools prove to this member; null: no tool is trusted (unless the cluster runs without secrets). */
+    private ClusterSecret toolSecret;
     private final SecureRandom random;
     private ProblemListener problems = problem -> { };
     private final HandshakeBuffers handshakeBuffers = new HandshakeBuffers(POOLED_HANDSHAKE_BUFFERS);
@@ -112,8 +116,8 @@ public final class TcpTransport implements Transport
      * @param members          every member.
      * @param segmentLength    this member's log segment length (checked against every peer's).
      * @param maxMessageLength bound on one message; longer is garbage.
-     * @param secret           the cluster secret: a member accepts members, and trusts tools, only once they
-     *                         proved it, and proves it to the members it connects to; null for none.
+     * @param secret           a member's: the member secret, which it requires of members and proves to those it
+     *                         connects to; a tool's: the tool secret it proves to members. Null for none.
      * @param shapes           the schemas this side reads, with the shape of every message: each message is
      *                         checked against them before any decoder sees it. Must include the client protocol
      *                         ({@link ClientProtocolShapes#create()}), which carries the handshake.
@@ -232,6 +236,17 @@ public final class TcpTransport implements Transport
     public TcpTransport problemListener(final ProblemListener listener)
     {
         this.problems = listener;
+        return this;
+    }
+
+    /**
+     * @param toolSecret the secret tools prove to this member before it trusts their requests: a different one from
+     *                   the member secret, held on the hosts that run tools (before the first poll).
+     * @return this.
+     */
+    public TcpTransport toolSecret(final ClusterSecret toolSecret)
+    {
+        this.toolSecret = toolSecret;
         return this;
     }
 
@@ -725,6 +740,15 @@ public final class TcpTransport implements Transport
         {
             return register(c, peerId, null == secret);
         }
+        // A member proves the member secret; a tool the tool secret, which cannot make it a member.
+        final ClusterSecret expected = peerId >= 0 ? secret : toolSecret;
+        if (null != secret && null == expected)
+        {
+            disconnect(c, "refused to trust a tool: this member has no tool secret configured " +
+                "(lockstep.tool.secret.file), so no tool can be trusted");
+            return false;
+        }
+        c.handshakeSecret = expected;
         c.claimedId = peerId;
         c.peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
         helloDecoder.getNonce(c.peerNonce, 0, ClusterSecret.NONCE_LENGTH);
@@ -734,7 +758,7 @@ public final class TcpTransport implements Transport
             .memberId(selfId)
             .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
             .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH)
-            .putProof(null == secret ? new byte[ClusterSecret.PROOF_LENGTH] : secret.proof(
+            .putProof(null == expected ? new byte[ClusterSecret.PROOF_LENGTH] : expected.proof(
                 ClusterSecret.Role.ACCEPTOR, c.peerNonce, c.localNonce, peerId, selfId), 0, ClusterSecret.PROOF_LENGTH);
         c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + reply.encodedLength());
         if (null == secret)
@@ -751,10 +775,12 @@ public final class TcpTransport implements Transport
     {
         final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
         proofDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
-        if (!secret.verify(proof, ClusterSecret.Role.CONNECTOR, c.peerNonce, c.localNonce, c.claimedId, selfId))
+        if (!c.handshakeSecret.verify(proof, ClusterSecret.Role.CONNECTOR, c.peerNonce, c.localNonce, c.claimedId,
+            selfId))
         {
-            disconnect(c, "refused a connection claiming to be " + (c.claimedId >= 0 ? "member " + c.claimedId :
-                "a tool") + ": wrong proof of the cluster secret (another cluster's secret, or not a member)");
+            disconnect(c, c.claimedId >= 0 ? "refused a connection claiming to be member " + c.claimedId + ": wrong " +
+                "proof of the member secret (another cluster's, a tool's, or not a member)" : "refused to trust a " +
+                "tool: wrong proof of the tool secret (lockstep.tool.secret.file)");
             return false;
         }
         return register(c, c.claimedId, true);
@@ -770,8 +796,9 @@ public final class TcpTransport implements Transport
         }
         if (BooleanFlag.TRUE.value() != replyDecoder.authenticateRaw())
         {
-            disconnect(c, "member " + c.connectTo + " has no cluster secret configured but this side has one: " +
-                "give every member and tool the same lockstep.cluster.secret.file");
+            disconnect(c, "member " + c.connectTo + " has no secret configured but this side has one: give every " +
+                "member the same lockstep.cluster.secret.file, and every member and tool host the same " +
+                "lockstep.tool.secret.file");
             return false;
         }
         final byte[] peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
@@ -780,7 +807,8 @@ public final class TcpTransport implements Transport
         replyDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
         if (!secret.verify(proof, ClusterSecret.Role.ACCEPTOR, c.localNonce, peerNonce, selfId, c.connectTo))
         {
-            disconnect(c, "member " + c.connectTo + " failed to prove the cluster secret (a different secret, or " +
+            disconnect(c, "member " + c.connectTo + " failed to prove the " + (selfId >= 0 ? "member" : "tool") +
+                " secret (a different secret, or " +
                 "not a member of this cluster)");
             return false;
         }
