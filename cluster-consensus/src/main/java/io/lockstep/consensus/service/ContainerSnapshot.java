@@ -75,7 +75,7 @@ final class ContainerSnapshot
                     SessionSnapshotEncoder.secretHighNullValue())
                 .secretLow(session.secret().present() ? session.secret().low() :
                     SessionSnapshotEncoder.secretLowNullValue())
-                .putEgressRing(egress.ring(), 0, egress.capacity())
+                .putEgressRing(egress.ring(), 0, egress.ringLength())
                 .principal(session.principal());
             image.append(scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + sessionEncoder.encodedLength());
         }

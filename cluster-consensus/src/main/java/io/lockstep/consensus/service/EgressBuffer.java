@@ -11,6 +11,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>
  * Layout: records in a ring of bytes, each {@code [int length][long sequence][bytes]} padded to 8; a record never
  * wraps: a length of {@link #WRAP} at the end of the ring means the next record starts at 0.
+ * <p>
+ * The ring starts at {@value #INITIAL_LENGTH} bytes and doubles, records laid out again from 0, as egress needs room,
+ * up to the capacity; only then are the oldest records dropped. A session costs its members what its egress
+ * needs, not the bound, so that opening sessions is no way to make every member hold memory. Growth happens while
+ * applying the log, in the same place on every member.
  */
 public final class EgressBuffer
 {
@@ -21,6 +26,7 @@ public final class EgressBuffer
 
     private static final int HEADER = Integer.BYTES + Long.BYTES;
     private static final int WRAP = -1;
+    static final int INITIAL_LENGTH = 4096;
 
     /** Receives replayed messages. */
     @FunctionalInterface
@@ -29,7 +35,9 @@ public final class EgressBuffer
         void onEgress(long sequence, DirectBuffer buffer, int offset, int length);
     }
 
-    private final UnsafeBuffer ring;
+    private UnsafeBuffer ring;
+    /** The ring's current length: at most {@link #capacity}. */
+    private int ringLength;
     private final int capacity;
     private int head;
     private int tail;
@@ -47,7 +55,8 @@ public final class EgressBuffer
             throw new IllegalArgumentException("capacity must be a multiple of 8 and at least 64: " + capacity);
         }
         this.capacity = capacity;
-        this.ring = new UnsafeBuffer(new byte[capacity]);
+        this.ringLength = Math.min(INITIAL_LENGTH, capacity);
+        this.ring = new UnsafeBuffer(new byte[ringLength]);
     }
 
     /**
@@ -70,24 +79,62 @@ public final class EgressBuffer
             return TOO_LONG;
         }
         final int recordLength = align(HEADER + length);
-        if (capacity - tail < recordLength)
+        // Room for the record, and for the end of the ring it may have to skip: grow rather than drop.
+        while (ringLength < capacity && ringLength - used < 2 * recordLength)
+        {
+            grow();
+        }
+        if (ringLength - tail < recordLength)
         {
             // No room before the end: mark the rest as skipped (counted as used) and wrap.
-            makeRoom(capacity - tail);
-            if (capacity - tail >= Integer.BYTES)
+            makeRoom(ringLength - tail);
+            if (ringLength - tail >= Integer.BYTES)
             {
                 ring.putInt(tail, WRAP);
             }
-            used += capacity - tail;
+            used += ringLength - tail;
             tail = 0;
         }
         makeRoom(recordLength);
         ring.putInt(tail, length);
         ring.putLong(tail + Integer.BYTES, nextSequence);
         ring.putBytes(tail + HEADER, buffer, offset, length);
-        tail = (tail + recordLength) % capacity;
+        tail = (tail + recordLength) % ringLength;
         used += recordLength;
         return nextSequence++;
+    }
+
+    /**
+     * Double the ring (to the capacity at most), laying the held records out again from 0 in order: the skipped end
+     * of the old ring is not copied.
+     */
+    private void grow()
+    {
+        final int grown = Math.min(capacity, 2 * ringLength);
+        final UnsafeBuffer larger = new UnsafeBuffer(new byte[grown]);
+        int position = head;
+        int remaining = used;
+        int at = 0;
+        while (remaining > 0)
+        {
+            final int messageLength = ringLength - position >= Integer.BYTES ? ring.getInt(position) : WRAP;
+            if (WRAP == messageLength)
+            {
+                remaining -= ringLength - position;
+                position = 0;
+                continue;
+            }
+            final int recordLength = align(HEADER + messageLength);
+            larger.putBytes(at, ring, position, recordLength);
+            at += recordLength;
+            position = (position + recordLength) % ringLength;
+            remaining -= recordLength;
+        }
+        ring = larger;
+        ringLength = grown;
+        head = 0;
+        tail = at % grown;
+        used = at;
     }
 
     /**
@@ -107,10 +154,10 @@ public final class EgressBuffer
         int remaining = used;
         while (remaining > 0)
         {
-            final int length = capacity - position >= Integer.BYTES ? ring.getInt(position) : WRAP;
+            final int length = ringLength - position >= Integer.BYTES ? ring.getInt(position) : WRAP;
             if (WRAP == length)
             {
-                remaining -= capacity - position;
+                remaining -= ringLength - position;
                 position = 0;
                 continue;
             }
@@ -121,7 +168,7 @@ public final class EgressBuffer
                 count++;
             }
             final int recordLength = align(HEADER + length);
-            position = (position + recordLength) % capacity;
+            position = (position + recordLength) % ringLength;
             remaining -= recordLength;
         }
         return count;
@@ -144,11 +191,20 @@ public final class EgressBuffer
     }
 
     /**
-     * @return the ring's bytes, for a snapshot (with {@link #head}, {@link #tail} and {@link #used}).
+     * @return the ring's bytes, for a snapshot (with {@link #ringLength}, {@link #head}, {@link #tail} and
+     * {@link #used}).
      */
     DirectBuffer ring()
     {
         return ring;
+    }
+
+    /**
+     * @return how long the ring is now: what a snapshot records.
+     */
+    int ringLength()
+    {
+        return ringLength;
     }
 
     int capacity()
@@ -178,12 +234,14 @@ public final class EgressBuffer
         final long firstSequence, final long nextSequence, final int head, final int tail, final int used,
         final DirectBuffer bytes, final int offset, final int length)
     {
-        if (length != capacity || head < 0 || head >= capacity || tail < 0 || tail >= capacity || used < 0 ||
-            used > capacity || firstSequence > nextSequence)
+        if (length > capacity || length < Math.min(INITIAL_LENGTH, capacity) || (length & 7) != 0 || head < 0 ||
+            head >= length || tail < 0 || tail >= length || used < 0 || used > length || firstSequence > nextSequence)
         {
-            throw new IllegalStateException("snapshot egress buffer does not fit: capacity " + length + " (this " +
-                "member keeps " + capacity + "), head " + head + ", tail " + tail + ", used " + used);
+            throw new IllegalStateException("snapshot egress buffer does not fit: ring of " + length + " bytes (this " +
+                "member keeps up to " + capacity + "), head " + head + ", tail " + tail + ", used " + used);
         }
+        this.ring = new UnsafeBuffer(new byte[length]);
+        this.ringLength = length;
         ring.putBytes(0, bytes, offset, length);
         this.firstSequence = firstSequence;
         this.nextSequence = nextSequence;
@@ -194,17 +252,17 @@ public final class EgressBuffer
 
     private void makeRoom(final int bytes)
     {
-        while (capacity - used < bytes)
+        while (ringLength - used < bytes)
         {
-            final int length = capacity - head >= Integer.BYTES ? ring.getInt(head) : WRAP;
+            final int length = ringLength - head >= Integer.BYTES ? ring.getInt(head) : WRAP;
             if (WRAP == length)
             {
-                used -= capacity - head;
+                used -= ringLength - head;
                 head = 0;
                 continue;
             }
             final int recordLength = align(HEADER + length);
-            head = (head + recordLength) % capacity;
+            head = (head + recordLength) % ringLength;
             used -= recordLength;
             firstSequence++;
         }

@@ -8,9 +8,41 @@ import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class EgressBufferTest
 {
+    @Test
+    void theRingStartsSmallAndGrowsToTheBoundKeepingEveryMessageBeforeItDropsAny()
+    {
+        final int bound = 256 * 1024;
+        final EgressBuffer egress = new EgressBuffer(bound);
+        assertEquals(EgressBuffer.INITIAL_LENGTH, egress.ringLength(), "an open session costs 4 KiB, not the bound");
+        final Random random = new Random(11);
+        long kept = 0;
+        int appended = 0;
+        // Messages of mixed sizes, so that records wrap at every point of the ring as it grows.
+        while (egress.ringLength() < bound || egress.firstSequence() == 0)
+        {
+            final int length = random.nextInt(3000);
+            egress.append(message(appended, Math.max(8, length)), 0, Math.max(8, length));
+            appended++;
+            if (egress.firstSequence() == 0)
+            {
+                kept = appended;
+            }
+        }
+        assertEquals(bound, egress.ringLength(), "grown to the bound and no further");
+        assertTrue(kept > 100, "nothing dropped until the bound was reached: " + kept + " messages held");
+        final List<Long> replayed = new ArrayList<>();
+        egress.replay(egress.firstSequence(), (sequence, buffer, offset, length) ->
+        {
+            assertEquals(sequence, buffer.getLong(offset), "each record intact after the ring was laid out again");
+            replayed.add(sequence);
+        });
+        assertEquals(egress.nextSequence() - egress.firstSequence(), replayed.size());
+    }
+
     @Test
     void replaysEverythingFromASequenceWhileItIsHeld()
     {

@@ -51,7 +51,8 @@ class TcpTransportHostileInputTest
         final List<Member> members = List.of(new Member(0, "127.0.0.1", port, true),
             new Member(1, "127.0.0.1", 1, true));
         member = new TcpTransport(0, members, 1 << 20, 1 << 16, ClusterSecret.of(new byte[32]),
-            ClientProtocolShapes.create()).problemListener(problems::add);
+            ClientProtocolShapes.create()).problemListener(problems::add)
+            .toolSecret(ClusterSecret.of("a-tool-secret-for-this-test".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
     }
 
     @AfterEach
