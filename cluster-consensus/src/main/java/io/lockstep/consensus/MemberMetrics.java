@@ -69,6 +69,8 @@ public final class MemberMetrics
     public static final int FORGED_SENDERS = 35;
     /** Client and tool connections open (past their Hello). */
     public static final int CLIENT_CONNECTIONS = 36;
+    /** Session opens the leader refused because a bound was reached. */
+    public static final int SESSION_OPENS_REFUSED = 37;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -120,6 +122,8 @@ public final class MemberMetrics
         new Definition("forged_senders_total", "Member messages dropped: their sender field names another member " +
             "than the connection's", true),
         new Definition("client_connections", "Client and tool connections open (past their Hello)", false),
+        new Definition("session_opens_refused_total", "Session opens refused at a bound: table full, sessions per " +
+            "connection or principal, opens per second", true),
     };
 
     private static final int COUNT = DEFINITIONS.length;

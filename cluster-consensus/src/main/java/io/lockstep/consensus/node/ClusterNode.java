@@ -104,7 +104,8 @@ public final class ClusterNode implements AutoCloseable
             new BackoffIdleStrategy(), handoff);
         if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
         {
-            member.clientAuthenticator(config.security().authenticator());
+            member.clientAuthenticator(config.security().authenticator())
+                .sessionLimits(config.security().sessionLimits());
         }
         transport.limits(config.security().limits()).toolSecret(config.security().toolSecret());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.

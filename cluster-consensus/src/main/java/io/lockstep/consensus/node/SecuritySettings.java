@@ -4,6 +4,7 @@ import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.TokenFileAuthenticator;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.ConnectionLimits;
+import io.lockstep.consensus.service.SessionLimits;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -29,6 +30,9 @@ import java.util.concurrent.TimeUnit;
  * lockstep.client.connections.max  client and tool connections open at once (default 256); one more is refused
  * lockstep.client.handshakes.max   connections still in their handshake (default 64); one more evicts the oldest
  * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000)
+ * lockstep.client.sessions.per.connection   sessions open on one connection (default 16)
+ * lockstep.client.sessions.per.principal    sessions open for one principal (default 4096: the table's size)
+ * lockstep.client.session.opens.per.second  opens one connection may ask for in a second (default 20)
  * </pre>
  * Member connections never count against the client bounds (see {@link ConnectionLimits}).
  *
@@ -36,6 +40,7 @@ import java.util.concurrent.TimeUnit;
  * @param toolSecret    the tool secret, or null for none.
  * @param authenticator decides on client connects.
  * @param limits        what connections that are not members may hold.
+ * @param sessionLimits what one client may open.
  * @param warnings      what is open, said at start-up.
  */
 public record SecuritySettings(
@@ -43,6 +48,7 @@ public record SecuritySettings(
     ClusterSecret toolSecret,
     ClientAuthenticator authenticator,
     ConnectionLimits limits,
+    SessionLimits sessionLimits,
     List<String> warnings)
 {
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
@@ -52,10 +58,13 @@ public record SecuritySettings(
     public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
     public static final String CLIENT_HANDSHAKES_MAX = "lockstep.client.handshakes.max";
     public static final String CLIENT_IDLE_TIMEOUT_MS = "lockstep.client.idle.timeout.ms";
+    public static final String SESSIONS_PER_CONNECTION = "lockstep.client.sessions.per.connection";
+    public static final String SESSIONS_PER_PRINCIPAL = "lockstep.client.sessions.per.principal";
+    public static final String SESSION_OPENS_PER_SECOND = "lockstep.client.session.opens.per.second";
 
     /** No secret, every client accepted: for tests and tools that build members in code. */
     public static final SecuritySettings OPEN = new SecuritySettings(null, null, ClientAuthenticator.ACCEPT_ALL,
-        ConnectionLimits.DEFAULTS, List.of());
+        ConnectionLimits.DEFAULTS, SessionLimits.DEFAULTS, List.of());
 
     static SecuritySettings parse(final String source, final Path configDir, final Properties p)
         throws NodeConfig.ConfigException
@@ -109,7 +118,8 @@ public record SecuritySettings(
             }
             default -> authenticator = instantiate(source, name);
         }
-        return new SecuritySettings(secret, toolSecret, authenticator, limits(source, p), List.copyOf(warnings));
+        return new SecuritySettings(secret, toolSecret, authenticator, limits(source, p), sessionLimits(source, p),
+            List.copyOf(warnings));
     }
 
     private static ClusterSecret toolSecret(
@@ -138,6 +148,24 @@ public record SecuritySettings(
         catch (final IOException | IllegalArgumentException ex)
         {
             throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + ": " + ex.getMessage());
+        }
+    }
+
+    private static SessionLimits sessionLimits(final String source, final Properties p)
+        throws NodeConfig.ConfigException
+    {
+        final SessionLimits defaults = SessionLimits.DEFAULTS;
+        try
+        {
+            return new SessionLimits(
+                NodeConfig.intValue(source, p, SESSIONS_PER_CONNECTION, defaults.perConnection()),
+                NodeConfig.intValue(source, p, SESSIONS_PER_PRINCIPAL, defaults.perPrincipal()),
+                NodeConfig.intValue(source, p, SESSION_OPENS_PER_SECOND, defaults.opensPerSecondPerConnection()));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + SESSIONS_PER_CONNECTION + ", " +
+                SESSIONS_PER_PRINCIPAL + ", " + SESSION_OPENS_PER_SECOND + ": " + ex.getMessage());
         }
     }
 

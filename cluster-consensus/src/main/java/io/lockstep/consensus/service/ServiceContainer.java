@@ -51,7 +51,8 @@ public final class ServiceContainer implements Cluster
      */
     public interface Outbox
     {
-        /** A session opened from a connect request this member (if leader) may have received. */
+        /** A session opened from a connect request this member (if leader) may have received; sessionId -1: the
+         * table was full and the open was refused. */
         void onSessionOpened(long sessionId, long correlationId, int leaderEndpoint);
 
         /** Egress for a session's client. */
@@ -596,6 +597,8 @@ public final class ServiceContainer implements Cluster
         final SessionTable.Session state = sessions.open(sessionOpen.principal(), secret);
         if (null == state)
         {
+            // Full: the id is used up on every member alike, and the leader that appended it answers its client.
+            outbox.onSessionOpened(-1, correlationId, leaderEndpoint);
             return;
         }
         final Session session = new Session(state);

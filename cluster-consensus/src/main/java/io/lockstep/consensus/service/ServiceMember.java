@@ -81,6 +81,7 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     private ClusteredService service;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
+    private SessionLimits sessionLimits = SessionLimits.DEFAULTS;
     /** Null: the session ingress's own SecureRandom. */
     private RandomGenerator sessionSecrets;
     private ServiceContainer container;
@@ -203,6 +204,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         consensus.appVersion(service.appVersion());
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
         sessions.authenticator(authenticator);
+        sessions.limits(sessionLimits);
         if (null != sessionSecrets)
         {
             sessions.sessionSecrets(sessionSecrets);
@@ -240,6 +242,17 @@ public final class ServiceMember implements Agent, ServiceHooks
     {
         this.authenticator = authenticator;
         sessions.authenticator(authenticator);
+        return this;
+    }
+
+    /**
+     * @param limits what one client may open while this member leads (default {@link SessionLimits#DEFAULTS}).
+     * @return this.
+     */
+    public ServiceMember sessionLimits(final SessionLimits limits)
+    {
+        this.sessionLimits = limits;
+        sessions.limits(limits);
         return this;
     }
 

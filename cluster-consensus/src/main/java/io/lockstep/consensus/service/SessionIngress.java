@@ -23,6 +23,7 @@ import io.lockstep.consensus.log.SessionMessageEncoder;
 import io.lockstep.consensus.log.SessionOpenEncoder;
 import io.lockstep.consensus.log.TimerEventEncoder;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -48,6 +49,9 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     /** Longest credentials a client may send. */
     private static final int MAX_CREDENTIALS_LENGTH = 4096;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
+    private SessionLimits limits = SessionLimits.DEFAULTS;
+    /** Opens asked for per connection in the current one-second window: endpoint to {window start, count}. */
+    private final Int2ObjectHashMap<long[]> openWindows = new Int2ObjectHashMap<>();
     /** Where session secrets come from: a cryptographically strong generator unless a simulation seeds one. */
     private RandomGenerator secrets = new SecureRandom();
     private ServiceContainer container;
@@ -115,6 +119,14 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     public void sessionSecrets(final RandomGenerator secrets)
     {
         this.secrets = secrets;
+    }
+
+    /**
+     * @param limits what one client may open (default {@link SessionLimits#DEFAULTS}).
+     */
+    public void limits(final SessionLimits limits)
+    {
+        this.limits = limits;
     }
 
     /**
@@ -291,6 +303,14 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
         if (resume < 0)
         {
+            final String refusal = openRefusal(endpoint, decision.principal());
+            if (null != refusal)
+            {
+                consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
+                consensus.errors().record("session-open", "refused a session open: " + refusal);
+                sendEvent(endpoint, correlationId, -1, SessionEventCode.REFUSED, -1, refusal, Secret.NONE);
+                return;
+            }
             final Secret secret = Secret.next(secrets);
             final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
                 .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint)
@@ -341,6 +361,72 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         sendEvent(endpoint, correlationId, resume, SessionEventCode.OK, session.appliedSequence());
     }
 
+    /**
+     * @return why an open from this connection and principal must be refused, or null to append it. Leader-local
+     * and on the control path: the scans are bounded by the session table.
+     */
+    private String openRefusal(final int endpoint, final String principal)
+    {
+        final SessionTable table = container.sessionTable();
+        if (table.size() + pendingOpens.size() >= table.maxSessions())
+        {
+            return "the session table is full (" + table.maxSessions() + " sessions)";
+        }
+        if (!withinOpenRate(endpoint))
+        {
+            return "more than " + limits.opensPerSecondPerConnection() + " opens a second on this connection " +
+                "(lockstep.client.session.opens.per.second)";
+        }
+        int onConnection = 0;
+        for (final Long2LongHashMap.EntryIterator it = pendingOpens.entrySet().iterator(); it.hasNext();)
+        {
+            it.next();
+            onConnection += it.getLongValue() == endpoint ? 1 : 0;
+        }
+        for (final Long2LongHashMap.EntryIterator it = endpointBySession.entrySet().iterator(); it.hasNext();)
+        {
+            it.next();
+            onConnection += it.getLongValue() == endpoint ? 1 : 0;
+        }
+        if (onConnection >= limits.perConnection())
+        {
+            return onConnection + " sessions are open on this connection (lockstep.client.sessions.per.connection)";
+        }
+        int forPrincipal = 0;
+        for (int i = 0, n = table.size(); i < n; i++)
+        {
+            forPrincipal += table.sessionAt(i).principal().equals(principal) ? 1 : 0;
+        }
+        if (forPrincipal >= limits.perPrincipal())
+        {
+            return forPrincipal + " sessions are open for this principal (lockstep.client.sessions.per.principal)";
+        }
+        return null;
+    }
+
+    /** A fixed one-second window per connection; windows of connections long gone are swept as the map grows. */
+    private boolean withinOpenRate(final int endpoint)
+    {
+        final long nowNs = consensus.nowNs();
+        final long windowNs = 1_000_000_000L;
+        long[] window = openWindows.get(endpoint);
+        if (null == window)
+        {
+            if (openWindows.size() >= 4096)
+            {
+                openWindows.values().removeIf(w -> nowNs - w[0] >= windowNs);
+            }
+            window = new long[]{ nowNs, 0 };
+            openWindows.put(endpoint, window);
+        }
+        if (nowNs - window[0] >= windowNs)
+        {
+            window[0] = nowNs;
+            window[1] = 0;
+        }
+        return ++window[1] <= limits.opensPerSecondPerConnection();
+    }
+
     private void onIngress(final int endpoint, final DirectBuffer buffer, final int body, final int end)
     {
         ingress.wrap(buffer, body, header.blockLength(), header.version());
@@ -387,6 +473,13 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         if (Role.LEADER == consensus.role() && pendingOpens.get(correlationId) == leaderEndpoint)
         {
             pendingOpens.remove(correlationId);
+            if (sessionId < 0)
+            {
+                consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
+                sendEvent(leaderEndpoint, correlationId, -1, SessionEventCode.REFUSED, -1,
+                    "the session table is full", Secret.NONE);
+                return;
+            }
             heard(sessionId, leaderEndpoint);
             // The session is in the table: this is called as its open is applied.
             final Secret secret = container.sessionTable().get(sessionId).secret();

@@ -156,6 +156,14 @@ public final class SessionTable
     /**
      * @return open sessions.
      */
+    /**
+     * @return the bound on open sessions.
+     */
+    public int maxSessions()
+    {
+        return maxSessions;
+    }
+
     public int size()
     {
         return inOrder.size();

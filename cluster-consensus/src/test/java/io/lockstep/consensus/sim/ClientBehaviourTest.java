@@ -251,6 +251,75 @@ class ClientBehaviourTest
     }
 
     @Test
+    void opensPastABoundAreRefusedAtOnceWithTheBoundNamedAndOpenSessionsAreUntouched()
+    {
+        runUntil(() -> clientA.isConnected() && leader() >= 0, "session open");
+        for (final ServiceMember member : running)
+        {
+            member.sessionLimits(new io.lockstep.consensus.service.SessionLimits(2, 4096, 3));
+        }
+        final List<String> answers = new ArrayList<>();
+        // Two opens a connection: the third is refused.
+        for (int i = 0; i < 3; i++)
+        {
+            answers.add(rawOpen(i));
+        }
+        assertTrue(answers.get(0).startsWith("OK") && answers.get(1).startsWith("OK"), answers.toString());
+        assertEquals("REFUSED 2 sessions are open on this connection (lockstep.client.sessions.per.connection)",
+            answers.get(2));
+        // Three asked in this second already: the fourth is refused for the rate, whatever else.
+        assertTrue(rawOpen(3).startsWith("REFUSED more than 3 opens a second on this connection"));
+
+        for (final ServiceMember member : running)
+        {
+            member.sessionLimits(new io.lockstep.consensus.service.SessionLimits(100, 4096, 100));
+        }
+        // The table holds 16: clients A and B, the impostor's two, and twelve more; then it is full.
+        String last = "";
+        for (int i = 4; i < 30 && !last.startsWith("REFUSED"); i++)
+        {
+            last = rawOpen(i);
+        }
+        assertEquals("REFUSED the session table is full (16 sessions)", last);
+        offer(clientA, 3);
+        runUntil(() -> clientA.ackedSequence() == 0, "the sessions already open carry on");
+        assertFalse(recorderA.closed);
+    }
+
+    /** An open from the impostor's endpoint, as raw bytes; returns the code and detail of the answer. */
+    private String rawOpen(final long correlationId)
+    {
+        final Transport raw = network.transportFor(IMPOSTOR);
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
+        final int length = io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+            new io.lockstep.cluster.codecs.SessionConnectEncoder().wrapAndApplyHeader(out, 0,
+            new io.lockstep.cluster.codecs.MessageHeaderEncoder()).correlationId(correlationId).resumeSessionId(-1)
+            .lastEgressSequence(-1).putCredentials(new byte[0], 0, 0).encodedLength();
+        assertTrue(raw.send(leader(), out, 0, length));
+        final String[] answer = new String[1];
+        final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
+            new io.lockstep.cluster.codecs.MessageHeaderDecoder();
+        final io.lockstep.cluster.codecs.SessionEventDecoder event = new io.lockstep.cluster.codecs.SessionEventDecoder();
+        runUntil(() ->
+        {
+            raw.poll(nowNs, (from, buffer, offset, l) ->
+            {
+                header.wrap(buffer, offset);
+                if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                {
+                    event.wrapAndApplyHeader(buffer, offset, header);
+                    if (event.correlationId() == correlationId)
+                    {
+                        answer[0] = event.code() + " " + event.detail();
+                    }
+                }
+            });
+            return null != answer[0];
+        }, "an answer to open " + correlationId);
+        return answer[0];
+    }
+
+    @Test
     void aClientThatClosesEndsItsSessionAtOnceNotAtTheTimeout()
     {
         runUntil(clientA::isConnected, "session open");

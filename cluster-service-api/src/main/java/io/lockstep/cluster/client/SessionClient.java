@@ -430,12 +430,13 @@ public final class SessionClient
             retryAtNs = nowNs + RETRY_DELAY_NS;
             return;
         }
-        if (SessionEventCode.AUTHENTICATION_REJECTED == code)
+        if (SessionEventCode.AUTHENTICATION_REJECTED == code || SessionEventCode.REFUSED == code)
         {
             if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
             {
                 // The cluster's decision, not one member's mood: trying the next member would get the same answer.
-                closeReason = "authentication rejected: " + event.detail();
+                closeReason = (SessionEventCode.REFUSED == code ? "session open refused: " :
+                    "authentication rejected: ") + event.detail();
                 state = State.CLOSED;
                 listener.onClosed(sessionId);
             }

@@ -1,0 +1,29 @@
+package io.lockstep.consensus.service;
+
+/**
+ * What one client may open on the leader, checked before an open is appended, so that no client can fill the
+ * session table (or the log with opens) for everyone else. A refused open is answered at once with
+ * {@code REFUSED} and the bound's name; existing sessions are never touched.
+ *
+ * @param perConnection           sessions open (or being opened) on one connection.
+ * @param perPrincipal            sessions open for one authenticated principal (under accept-all every client is the
+ *                                same, empty, principal: this then bounds them all together).
+ * @param opensPerSecondPerConnection opens one connection may ask for in a second.
+ */
+public record SessionLimits(int perConnection, int perPrincipal, int opensPerSecondPerConnection)
+{
+    /** 16 per connection, 4,096 per principal (the table's size: no bound of its own), 20 opens a second. */
+    public static final SessionLimits DEFAULTS = new SessionLimits(16, 4096, 20);
+
+    /**
+     * @throws IllegalArgumentException naming the bound out of range.
+     */
+    public SessionLimits
+    {
+        if (perConnection < 1 || perPrincipal < 1 || opensPerSecondPerConnection < 1)
+        {
+            throw new IllegalArgumentException("session bounds must be at least 1: per connection " + perConnection +
+                ", per principal " + perPrincipal + ", opens per second " + opensPerSecondPerConnection);
+        }
+    }
+}
