@@ -78,7 +78,7 @@ class MemberAuthenticationTest
         final TcpTransport impostor = member(0, null);
         final TcpTransport b = member(1, SECRET);
         await(() -> problems.stream().anyMatch(p -> p.contains("claiming to be member 0") &&
-            p.contains("did not offer to prove the cluster secret")), impostor, b);
+            p.contains("did not offer to prove the member secret")), impostor, b);
         assertFalse(b.isConnected(0));
     }
 

@@ -79,6 +79,34 @@ final class HostileBytes
         return bytes(buffer, length);
     }
 
+    static byte[] sessionOpen(final long correlationId)
+    {
+        return sessionResume(correlationId, -1, 0, 0);
+    }
+
+    /** A resume of a session by id, presenting the given secret (an open, with id -1). */
+    static byte[] sessionResume(final long correlationId, final long sessionId, final long secretHigh,
+        final long secretLow)
+    {
+        final UnsafeBuffer buffer = buffer();
+        final int length = new io.lockstep.cluster.codecs.SessionConnectEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).correlationId(correlationId)
+            .resumeSessionId(sessionId).lastEgressSequence(-1).sessionSecretHigh(secretHigh)
+            .sessionSecretLow(secretLow).putCredentials(new byte[0], 0, 0).encodedLength();
+        return bytes(buffer, length);
+    }
+
+    /** A member-protocol notice of a newer membership epoch with these voters, claiming to come from a member. */
+    static UnsafeBuffer configurationNotice(final int fromMember, final long epoch, final long voters)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[io.lockstep.consensus.codecs.MessageHeaderEncoder
+            .ENCODED_LENGTH + io.lockstep.consensus.codecs.ConfigurationNoticeEncoder.BLOCK_LENGTH]);
+        new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder().wrapAndApplyHeader(buffer, 0,
+            new io.lockstep.consensus.codecs.MessageHeaderEncoder()).memberId(fromMember).configEpoch(epoch)
+            .voters(voters).learners(0).configVersion(0);
+        return buffer;
+    }
+
     /** The message behind its int32 length prefix, little-endian. */
     static byte[] frame(final byte[] message)
     {

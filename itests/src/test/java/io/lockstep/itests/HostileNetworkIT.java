@@ -25,17 +25,26 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * An attacker on the network against three member processes (cluster secret on), while a genuine client runs at
- * 1,000 messages a second: the handshake message that once stopped a member, sent again and again to every member,
- * and messages aimed at the edges of the transport's buffers and checks (cut short, wrong block lengths, straddling
- * the pre-handshake buffer, coalesced). Every member must stay up with its term unchanged, the genuine client must
- * lose and duplicate nothing, and the members' memory must stay bounded. Prints the genuine client's latency during
- * the attack and each member's resident memory before and after.
+ * An attacker on the network against three member processes (member and tool secrets on, clients under the default
+ * accept-all), while a genuine client runs at 1,000 messages a second. The attacker, at once:
+ * <ul>
+ *   <li>sends the handshake message that once stopped a member, again and again to every member, and messages aimed
+ *       at the edges of the transport's buffers and checks (cut short, straddling the pre-handshake buffer);</li>
+ *   <li>floods the members with session opens;</li>
+ *   <li>guesses: resumes every session id from 1 up with random secrets;</li>
+ *   <li>holds hundreds of connections open after their Hello, saying nothing;</li>
+ *   <li>holds the tool secret (a tool host's credential) and uses it to claim a member's id, and as a tool to send a
+ *       {@code ConfigurationNotice} that would remove the members from the configuration.</li>
+ * </ul>
+ * Every member must stay up with its term and configuration unchanged, the genuine client must lose and duplicate
+ * nothing and keep its session, and the members' memory must stay bounded. Prints the genuine client's latency
+ * without and with the attacker, and each member's resident memory before and after.
  */
 class HostileNetworkIT
 {
@@ -72,13 +81,29 @@ class HostileNetworkIT
                     final Histogram quiet = genuine.latencies().copy();
                     genuine.latencies().reset();
 
+                    final long genuineSession = client.sessionId();
                     final Attacker attacker = new Attacker(cluster.members());
-                    final Thread thread = new Thread(attacker, "attacker");
-                    thread.start();
+                    final SessionAttacker sessions = new SessionAttacker(cluster.members());
+                    final IdentityAttacker identity = new IdentityAttacker(cluster.members(), cluster.toolSecret());
+                    final List<Thread> threads = List.of(new Thread(attacker, "attacker"),
+                        new Thread(sessions, "session-attacker"), new Thread(identity, "identity-attacker"));
+                    threads.forEach(Thread::start);
                     genuine.runFor(ATTACK_MS);
                     attacker.stop.set(true);
-                    thread.join(10_000);
+                    sessions.stop.set(true);
+                    identity.stop.set(true);
+                    for (final Thread thread : threads)
+                    {
+                        thread.join(10_000);
+                    }
                     assertNull(attacker.failure.get(), "the attacker's own code failed");
+                    assertNull(sessions.failure.get(), "the session attacker's own code failed");
+                    assertNull(identity.failure.get(), "the identity attacker's own code failed");
+                    assertEquals(genuineSession, client.sessionId(), "the genuine client kept its session");
+                    assertTrue(sessions.refusedOpens.get() > 0, "the open flood met a bound");
+                    assertFalse(identity.posedAsMember.get(), "the tool secret let no one pass as a member");
+                    assertEquals(0, sessions.resumed.get(), "no guessed resume was accepted");
+                    assertTrue(sessions.rejectedResumes.get() > 0, "guessed resumes were answered with a refusal");
                     final Histogram during = genuine.latencies().copy();
                     genuine.finishAndCheck(20_000, "genuine client under attack");
 
@@ -91,6 +116,9 @@ class HostileNetworkIT
                             "member " + i + " is still running\n" + cluster.output(i));
                         assertEquals(before.get(i).term(), after.get(i).term(), () -> "member " + member +
                             ": no election during the attack\n" + cluster.output(member));
+                        assertEquals(before.get(i).voters(), after.get(i).voters(), "member " + i + ": the voters");
+                        assertEquals(before.get(i).configEpoch(), after.get(i).configEpoch(), "member " + i +
+                            ": the configuration epoch");
                     }
                     final long[] rssAfter = rss(cluster);
                     for (int i = 0; i < 3; i++)
@@ -98,12 +126,17 @@ class HostileNetworkIT
                         assertTrue(rssAfter[i] < rssBefore[i] + 512L * 1024 * 1024, "member " + i +
                             " memory bounded: " + rssBefore[i] + " -> " + rssAfter[i] + " KiB");
                     }
-                    System.out.printf("hostile network: %d attack connections, %d attack bytes over %d ms; " +
-                        "genuine client at %d msg/s: %d messages, lost 0, duplicated 0; latency without the " +
-                        "attacker %s; during the attack %s; member RSS before %s KiB, after %s KiB%n",
-                        attacker.connections.get(), attacker.bytes.get(), ATTACK_MS, RATE, genuine.sent(),
-                        percentiles(quiet), percentiles(during), Arrays.toString(rssBefore),
-                        Arrays.toString(rssAfter));
+                    System.out.printf("hostile network: %d garbage connections (%d bytes), %d session opens " +
+                        "(%d refused at a bound, %d opened), %d guessed resumes (%d refused, 0 accepted), %d idle " +
+                        "connections after Hello held, %d duty cycles claiming a member's id and %d forged notices " +
+                        "sent as a tool with the tool secret, over %d ms; genuine client at %d msg/s: %d messages, lost 0, duplicated 0, same " +
+                        "session; latency without the attacker %s; during the attack %s; member RSS before %s KiB, " +
+                        "after %s KiB%n",
+                        attacker.connections.get(), attacker.bytes.get(), sessions.opens.get(),
+                        sessions.refusedOpens.get(), sessions.opened.get(), sessions.resumes.get(),
+                        sessions.rejectedResumes.get(), sessions.idleHeld.get(), identity.claims.get(),
+                        identity.notices.get(), ATTACK_MS, RATE, genuine.sent(), percentiles(quiet),
+                        percentiles(during), Arrays.toString(rssBefore), Arrays.toString(rssAfter));
                 }
             }
         }
@@ -130,6 +163,249 @@ class HostileNetworkIT
             }
         }
         return kib;
+    }
+
+    /**
+     * Session attacks through the client protocol: a flood of opens on a few connections, resumes of every session id
+     * with random secrets, and idle connections held after their Hello.
+     */
+    private static final class SessionAttacker implements Runnable
+    {
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final AtomicLong opens = new AtomicLong();
+        final AtomicLong refusedOpens = new AtomicLong();
+        final AtomicLong opened = new AtomicLong();
+        final AtomicLong resumes = new AtomicLong();
+        final AtomicLong rejectedResumes = new AtomicLong();
+        final AtomicLong resumed = new AtomicLong();
+        final AtomicLong idleHeld = new AtomicLong();
+        private final List<Member> members;
+        private final Random random = new Random(30);
+
+        SessionAttacker(final List<Member> members)
+        {
+            this.members = members;
+        }
+
+        public void run()
+        {
+            final List<SocketChannel> idle = new java.util.ArrayList<>();
+            try
+            {
+                final List<RawClient> clients = new java.util.ArrayList<>();
+                for (final Member member : members)
+                {
+                    for (int i = 0; i < 3; i++)
+                    {
+                        clients.add(new RawClient(member));
+                    }
+                }
+                long correlationId = 1;
+                while (!stop.get())
+                {
+                    for (final RawClient raw : clients)
+                    {
+                        raw.send(HostileBytes.sessionOpen(correlationId++));
+                        opens.incrementAndGet();
+                        final long guess = 1 + random.nextInt(64);
+                        raw.send(HostileBytes.sessionResume(correlationId++, guess, random.nextLong(),
+                            random.nextLong()));
+                        resumes.incrementAndGet();
+                        raw.drain(this::onEvent);
+                    }
+                    if (idle.size() < 300)
+                    {
+                        final Member member = members.get(idle.size() % members.size());
+                        final SocketChannel channel = SocketChannel.open(new InetSocketAddress(member.host(),
+                            member.port()));
+                        channel.write(ByteBuffer.wrap(HostileBytes.frame(HostileBytes.hello(-1, false))));
+                        idle.add(channel);
+                        idleHeld.set(idle.size());
+                    }
+                }
+                for (final RawClient raw : clients)
+                {
+                    raw.close();
+                }
+            }
+            catch (final Throwable ex)
+            {
+                failure.set(ex);
+            }
+            finally
+            {
+                for (final SocketChannel channel : idle)
+                {
+                    try
+                    {
+                        channel.close();
+                    }
+                    catch (final IOException ignore)
+                    {
+                        // Closing our own socket.
+                    }
+                }
+            }
+        }
+
+        private void onEvent(final String code, final boolean isResume)
+        {
+            switch (code)
+            {
+                case "REFUSED" -> refusedOpens.incrementAndGet();
+                case "AUTHENTICATION_REJECTED" -> rejectedResumes.incrementAndGet();
+                case "OK" ->
+                {
+                    if (isResume)
+                    {
+                        resumed.incrementAndGet();
+                    }
+                    else
+                    {
+                        opened.incrementAndGet();
+                    }
+                }
+                default ->
+                {
+                    // REDIRECT from a follower, CLOSED for an id closed: nothing gained either way.
+                }
+            }
+        }
+    }
+
+    /**
+     * Holds the tool secret, as a tool host does: claims member 0's id with it (dialling members 1 and 2), and as a
+     * tool sends every member a ConfigurationNotice of a newer epoch whose voters leave the members out.
+     */
+    private static final class IdentityAttacker implements Runnable
+    {
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        /** Duty cycles spent claiming member 0's id. */
+        final AtomicLong claims = new AtomicLong();
+        final AtomicBoolean posedAsMember = new AtomicBoolean();
+        final AtomicLong notices = new AtomicLong();
+        private final List<Member> members;
+        private final io.lockstep.cluster.transport.ClusterSecret toolSecret;
+
+        IdentityAttacker(final List<Member> members, final io.lockstep.cluster.transport.ClusterSecret toolSecret)
+        {
+            this.members = members;
+            this.toolSecret = toolSecret;
+        }
+
+        public void run()
+        {
+            final List<Member> posingView = new java.util.ArrayList<>(members);
+            try
+            {
+                // It listens elsewhere: the real member 0 holds that port.
+                posingView.set(0, new Member(0, "127.0.0.1", io.lockstep.testkit.FreePorts.next(), true));
+            }
+            catch (final IOException ex)
+            {
+                failure.set(ex);
+                return;
+            }
+            try (io.lockstep.cluster.transport.TcpTransport posing = new io.lockstep.cluster.transport.TcpTransport(
+                    0, posingView, 1 << 20, 1 << 16, toolSecret, io.lockstep.consensus.MemberProtocolShapes.create());
+                io.lockstep.cluster.transport.TcpTransport tool = new io.lockstep.cluster.transport.TcpTransport(
+                    -1, members, 0, 1 << 16, toolSecret, io.lockstep.consensus.MemberProtocolShapes.create()))
+            {
+                final org.agrona.concurrent.UnsafeBuffer notice = HostileBytes.configurationNotice(0, 99, 1L << 5);
+                while (!stop.get())
+                {
+                    posing.poll(System.nanoTime(), (f, b, o, l) -> { });
+                    tool.poll(System.nanoTime(), (f, b, o, l) -> { });
+                    for (final Member member : members)
+                    {
+                        if (tool.send(member.id(), notice, 0, notice.capacity()))
+                        {
+                            notices.incrementAndGet();
+                        }
+                        if (member.id() != 0 && posing.isConnected(member.id()))
+                        {
+                            posedAsMember.set(true);
+                            posing.send(member.id(), notice, 0, notice.capacity());
+                        }
+                    }
+                    claims.incrementAndGet();
+                    posing.flush(System.nanoTime());
+                    tool.flush(System.nanoTime());
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                }
+            }
+            catch (final Throwable ex)
+            {
+                failure.set(ex);
+            }
+        }
+    }
+
+    /** A plain client connection (Hello without authentication) that sends raw client-protocol messages. */
+    private static final class RawClient
+    {
+        private final SocketChannel channel;
+        private final ByteBuffer in = ByteBuffer.allocate(1 << 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        private final java.util.Set<Long> resumeIds = new java.util.HashSet<>();
+
+        RawClient(final Member member) throws IOException
+        {
+            channel = SocketChannel.open(new InetSocketAddress(member.host(), member.port()));
+            channel.write(ByteBuffer.wrap(HostileBytes.frame(HostileBytes.hello(-1, false))));
+            channel.configureBlocking(false);
+        }
+
+        void send(final byte[] message) throws IOException
+        {
+            final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(message);
+            if (view.getShort(2, java.nio.ByteOrder.LITTLE_ENDIAN) == 1 &&
+                view.getLong(16, java.nio.ByteOrder.LITTLE_ENDIAN) >= 0)
+            {
+                resumeIds.add(view.getLong(8, java.nio.ByteOrder.LITTLE_ENDIAN));
+            }
+            final ByteBuffer out = ByteBuffer.wrap(HostileBytes.frame(message));
+            while (out.hasRemaining())
+            {
+                if (channel.write(out) < 0)
+                {
+                    return;
+                }
+            }
+        }
+
+        void drain(final java.util.function.BiConsumer<String, Boolean> onEvent) throws IOException
+        {
+            if (channel.read(in) < 0)
+            {
+                throw new IOException("a member hung up on a plain client");
+            }
+            in.flip();
+            final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
+                new io.lockstep.cluster.codecs.MessageHeaderDecoder();
+            final io.lockstep.cluster.codecs.SessionEventDecoder event =
+                new io.lockstep.cluster.codecs.SessionEventDecoder();
+            final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(in);
+            while (in.remaining() >= 4 && in.remaining() >= 4 + in.getInt(in.position()))
+            {
+                final int length = in.getInt(in.position());
+                final int at = in.position() + 4;
+                header.wrap(view, at);
+                if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                {
+                    event.wrapAndApplyHeader(view, at, header);
+                    onEvent.accept(event.code().name(), resumeIds.contains(event.correlationId()));
+                }
+                in.position(at + length);
+            }
+            in.compact();
+        }
+
+        void close() throws IOException
+        {
+            channel.close();
+        }
     }
 
     /** Sends, until stopped, each attack in turn to each member, one connection per attack. */

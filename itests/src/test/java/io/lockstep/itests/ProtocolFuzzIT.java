@@ -43,7 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A seeded fuzzer against three live member processes (cluster secret on, token-file client authentication). First
+ * A seeded fuzzer against three live member processes (member and tool secrets on, token-file client authentication). First
  * each member gets the handshake message that once stopped a member (a Hello filling the 8 KiB pre-handshake buffer,
  * then a proof shorter than its block). Then each seed opens a connection to a member and sends one class of input:
  * a mix of random bytes, bad length prefixes and real client- and member-protocol messages (handshakes, connects

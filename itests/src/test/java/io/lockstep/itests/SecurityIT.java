@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Three member processes with a cluster secret and the token-file client authenticator: a client with good
+ * Three member processes with member and tool secrets and the token-file client authenticator: a client with good
  * credentials works, one with a wrong token is rejected with the reason, a tool without the secret is refused, a
  * process claiming a member id without the secret is refused and the members' error logs ({@code tool errors})
  * say so.
@@ -77,7 +77,7 @@ class SecurityIT
             {
                 assertTrue(noSecret.status(2000).isEmpty(), "no member answers a tool without the secret");
                 assertNotNull(noSecret.lastProblem());
-                assertTrue(noSecret.lastProblem().contains("tool requests need the cluster secret"),
+                assertTrue(noSecret.lastProblem().contains("tool requests need the tool secret"),
                     noSecret.lastProblem());
             }
 
@@ -105,7 +105,7 @@ class SecurityIT
                 "--config", cluster.config(0).toString());
             assertEquals(0, errors.exitCode(), errors.output());
             assertTrue(errors.output().contains("member=2 kind=connection"), errors.output());
-            assertTrue(errors.output().contains("claiming to be member 1: it did not offer to prove the cluster " +
+            assertTrue(errors.output().contains("claiming to be member 1: it did not offer to prove the member " +
                 "secret"), errors.output());
             assertTrue(errors.output().contains("kind=client-auth"), "the rejected client is logged: " +
                 errors.output());

@@ -40,7 +40,7 @@ public final class ClusterSecret
     {
         if (secret.length < MIN_LENGTH)
         {
-            throw new IllegalArgumentException("cluster secret is " + secret.length + " bytes; at least " +
+            throw new IllegalArgumentException("a secret of " + secret.length + " bytes; at least " +
                 MIN_LENGTH + " are needed");
         }
         key = new SecretKeySpec(secret.clone(), "HmacSHA256");
@@ -96,8 +96,8 @@ public final class ClusterSecret
         }
         catch (final NoSuchFileException ex)
         {
-            throw new IOException("cluster secret file not found: " + file + " (create one with: head -c 32 " +
-                "/dev/urandom | base64 > " + file + ", and give every member and tool the same file)");
+            throw new IOException("secret file not found: " + file + " (create one with: head -c 32 " +
+                "/dev/urandom | base64 > " + file + ")");
         }
         int length = bytes.length;
         while (length > 0 && Character.isWhitespace(bytes[length - 1]))
@@ -106,7 +106,7 @@ public final class ClusterSecret
         }
         if (length < MIN_LENGTH)
         {
-            throw new IOException("cluster secret file " + file + " holds " + length + " bytes; at least " +
+            throw new IOException("secret file " + file + " holds " + length + " bytes; at least " +
                 MIN_LENGTH + " are needed");
         }
         return new ClusterSecret(Arrays.copyOf(bytes, length));

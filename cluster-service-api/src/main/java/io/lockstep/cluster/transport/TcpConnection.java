@@ -48,7 +48,7 @@ final class TcpConnection
     boolean open;
     /** Handshake done: the owner may send and receives messages. */
     boolean connected;
-    /** Proved the cluster secret (members always; tools that hold it), or no secret is configured. */
+    /** A member (which proved the member secret), a tool that proved the tool secret, or no secret is configured. */
     boolean trusted;
     Stage stage;
     byte[] localNonce;

@@ -100,7 +100,7 @@ public final class TcpTransport implements Transport
 
     /**
      * A transport without member authentication that reads the client protocol only: for clients, which never hold
-     * the cluster secret.
+     * a secret.
      *
      * @param selfId           -1: a client listens on nothing.
      * @param members          every member.
@@ -269,7 +269,7 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * @return true for members, and for tool connections that proved the cluster secret (every connection when no
+     * @return true for members, and for tool connections that proved the tool secret (every connection when no
      * secret is configured). A connection that is not trusted may only speak the client protocol.
      */
     public boolean isTrusted(final int endpoint)
@@ -726,7 +726,7 @@ public final class TcpTransport implements Transport
             if (null != secret && !authenticating)
             {
                 disconnect(c, "refused a connection claiming to be member " + peerId + ": it did not offer to " +
-                    "prove the cluster secret, which this member requires (lockstep.cluster.secret.file)");
+                    "prove the member secret, which this member requires (lockstep.cluster.secret.file)");
                 return false;
             }
         }

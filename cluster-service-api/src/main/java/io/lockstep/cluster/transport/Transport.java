@@ -53,7 +53,7 @@ public interface Transport extends AutoCloseable
 
     /**
      * @return true if the endpoint may speak more than the client protocol: a member, or an operator tool that
-     * proved the cluster secret. Transports without authentication trust everyone.
+     * proved the tool secret. Transports without authentication trust everyone.
      */
     default boolean isTrusted(final int endpoint)
     {
