@@ -136,6 +136,43 @@ class MemberAuthenticationTest
     }
 
     @Test
+    void aSecretIsRotatedWithoutStoppingTheCluster(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+        throws Exception
+    {
+        final String old = "the-old-member-secret-0123456789";
+        final String fresh = "the-new-member-secret-9876543210";
+        final ClusterSecret oldOnly = secretFile(dir, "a", old + "\n");
+        final ClusterSecret oldThenNew = secretFile(dir, "b", old + "\n" + fresh + "\n");
+        final ClusterSecret newThenOld = secretFile(dir, "c", fresh + "\n" + old + "\n");
+        final ClusterSecret newOnly = secretFile(dir, "d", fresh + "\n");
+        // Each step of the rotation meets the step before it: members restarted one at a time always connect.
+        final ClusterSecret[][] steps = { {oldOnly, oldThenNew}, {oldThenNew, newThenOld}, {newThenOld, newOnly} };
+        for (final ClusterSecret[] step : steps)
+        {
+            membersOnFreePorts(2);
+            final TcpTransport a = member(members.size() - 2, step[0]);
+            final TcpTransport b = member(members.size() - 1, step[1]);
+            await(() -> a.isConnected(members.size() - 1) && b.isConnected(members.size() - 2), a, b);
+            a.close();
+            b.close();
+            members.clear();
+        }
+        // But the old secret alone and the new one alone do not meet.
+        membersOnFreePorts(2);
+        final TcpTransport a = member(0, oldOnly);
+        final TcpTransport b = member(1, newOnly);
+        await(() -> problems.stream().anyMatch(p -> p.contains("failed to prove the member secret")), a, b);
+    }
+
+    private static ClusterSecret secretFile(final java.nio.file.Path dir, final String name, final String text)
+        throws IOException
+    {
+        final java.nio.file.Path file = dir.resolve(name);
+        java.nio.file.Files.writeString(file, text);
+        return ClusterSecret.read(file);
+    }
+
+    @Test
     void aMemberWithoutAToolSecretTrustsNoTool() throws Exception
     {
         membersOnFreePorts(1);

@@ -14,10 +14,12 @@ import java.security.MessageDigest;
 import java.util.Arrays;
 
 /**
- * The secret every member (and every operator tool) of one cluster holds, proved at connect without being sent:
- * each side of a connection sends a fresh nonce, and each answers with an HMAC-SHA256, under the secret, of both
- * nonces, both ids and its own role in the handshake. A recorded proof is worthless on another connection (the
- * nonces differ) and a proof for one direction cannot be reflected back as the other (the role differs).
+ * A secret proved at connect without being sent: the member secret members prove to each other, or the tool secret
+ * operator tools prove to members. Each side of a connection sends a fresh nonce, and each answers with an
+ * HMAC-SHA256, under the secret, of both nonces, both ids and its own role in the handshake. A recorded proof is
+ * worthless on another connection (the nonces differ) and a proof for one direction cannot be reflected back as the
+ * other (the role differs). While a secret is rotated its file holds two: the new or the old one proved with, and
+ * both accepted (see {@link #read}).
  * <p>
  * Only used while a connection is set up: allocating here is fine.
  */
@@ -34,16 +36,21 @@ public final class ClusterSecret
         ACCEPTOR, CONNECTOR
     }
 
-    private final SecretKeySpec key;
+    /** The secret proved with, then (while one is being rotated) the other one accepted. */
+    private final SecretKeySpec[] keys;
 
-    private ClusterSecret(final byte[] secret)
+    private ClusterSecret(final byte[]... secrets)
     {
-        if (secret.length < MIN_LENGTH)
+        keys = new SecretKeySpec[secrets.length];
+        for (int i = 0; i < secrets.length; i++)
         {
-            throw new IllegalArgumentException("a secret of " + secret.length + " bytes; at least " +
-                MIN_LENGTH + " are needed");
+            if (secrets[i].length < MIN_LENGTH)
+            {
+                throw new IllegalArgumentException("a secret of " + secrets[i].length + " bytes; at least " +
+                    MIN_LENGTH + " are needed");
+            }
+            keys[i] = new SecretKeySpec(secrets[i].clone(), "HmacSHA256");
         }
-        key = new SecretKeySpec(secret.clone(), "HmacSHA256");
     }
 
     /**
@@ -80,8 +87,10 @@ public final class ClusterSecret
     }
 
     /**
-     * Read a secret file: its bytes, with trailing white space (a newline an editor added) removed, so that a text
-     * secret and the same text with a newline are the same secret.
+     * Read a secret file. A text file may hold two secrets, one per line, while one is being rotated: the first is
+     * the one proved with, and proofs under either are accepted (so members that prove the old one and members that
+     * prove the new one still meet). Trailing white space on a line (a newline an editor added) is not part of the
+     * secret. A file that is not printable text is one secret, its bytes as they are.
      *
      * @param file the file (keep it readable by the cluster's user only).
      * @return the secret.
@@ -99,17 +108,63 @@ public final class ClusterSecret
             throw new IOException("secret file not found: " + file + " (create one with: head -c 32 " +
                 "/dev/urandom | base64 > " + file + ")");
         }
-        int length = bytes.length;
-        while (length > 0 && Character.isWhitespace(bytes[length - 1]))
+        final byte[][] secrets = isText(bytes) ? lines(bytes) : new byte[][]{ trimmed(bytes, 0, bytes.length) };
+        if (secrets.length > 2)
         {
-            length--;
+            throw new IOException("secret file " + file + " holds " + secrets.length + " lines; at most two (the " +
+                "secret proved with, then the one also accepted while rotating)");
         }
-        if (length < MIN_LENGTH)
+        for (final byte[] secret : secrets)
         {
-            throw new IOException("secret file " + file + " holds " + length + " bytes; at least " +
-                MIN_LENGTH + " are needed");
+            if (secret.length < MIN_LENGTH)
+            {
+                throw new IOException("secret file " + file + " holds a secret of " + secret.length + " bytes; at " +
+                    "least " + MIN_LENGTH + " are needed");
+            }
         }
-        return new ClusterSecret(Arrays.copyOf(bytes, length));
+        return new ClusterSecret(secrets);
+    }
+
+    private static boolean isText(final byte[] bytes)
+    {
+        for (final byte b : bytes)
+        {
+            if ((b < 0x20 || b > 0x7e) && b != '\n' && b != '\r' && b != '\t')
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The non-empty lines, each without trailing white space. */
+    private static byte[][] lines(final byte[] bytes)
+    {
+        final java.util.List<byte[]> lines = new java.util.ArrayList<>();
+        int start = 0;
+        for (int i = 0; i <= bytes.length; i++)
+        {
+            if (i == bytes.length || bytes[i] == '\n')
+            {
+                final byte[] line = trimmed(bytes, start, i);
+                if (line.length > 0)
+                {
+                    lines.add(line);
+                }
+                start = i + 1;
+            }
+        }
+        return lines.toArray(new byte[0][]);
+    }
+
+    private static byte[] trimmed(final byte[] bytes, final int from, final int to)
+    {
+        int end = to;
+        while (end > from && Character.isWhitespace(bytes[end - 1]))
+        {
+            end--;
+        }
+        return Arrays.copyOfRange(bytes, from, end);
     }
 
     /**
@@ -121,15 +176,7 @@ public final class ClusterSecret
     {
         try
         {
-            final Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(key);
-            mac.update("lockstep-hello-v1".getBytes(StandardCharsets.US_ASCII));
-            mac.update((byte)role.ordinal());
-            mac.update(connectorNonce);
-            mac.update(acceptorNonce);
-            mac.update(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(connectorId).putInt(acceptorId)
-                .array());
-            return mac.doFinal();
+            return proof(keys[0], role, connectorNonce, acceptorNonce, connectorId, acceptorId);
         }
         catch (final GeneralSecurityException ex)
         {
@@ -137,15 +184,44 @@ public final class ClusterSecret
         }
     }
 
+    private static byte[] proof(
+        final SecretKeySpec key, final Role role, final byte[] connectorNonce, final byte[] acceptorNonce,
+        final int connectorId, final int acceptorId) throws GeneralSecurityException
+    {
+        final Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(key);
+        mac.update("lockstep-hello-v1".getBytes(StandardCharsets.US_ASCII));
+        mac.update((byte)role.ordinal());
+        mac.update(connectorNonce);
+        mac.update(acceptorNonce);
+        mac.update(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(connectorId).putInt(acceptorId)
+            .array());
+        return mac.doFinal();
+    }
+
     /**
-     * @return true if the received proof is the one the holder of this secret would send (compared in constant
-     * time).
+     * @return true if the received proof is the one a holder of this secret (or, while rotating, of the other secret
+     * in its file) would send, compared in constant time.
      */
     boolean verify(
         final byte[] received, final Role role, final byte[] connectorNonce, final byte[] acceptorNonce,
         final int connectorId, final int acceptorId)
     {
-        return MessageDigest.isEqual(received, proof(role, connectorNonce, acceptorNonce, connectorId, acceptorId));
+        try
+        {
+            // Every key is checked, whichever matches: the time taken says nothing about which one did.
+            boolean match = false;
+            for (final SecretKeySpec key : keys)
+            {
+                match |= MessageDigest.isEqual(received, proof(key, role, connectorNonce, acceptorNonce, connectorId,
+                    acceptorId));
+            }
+            return match;
+        }
+        catch (final GeneralSecurityException ex)
+        {
+            throw new IllegalStateException("HmacSHA256 is not available in this JVM", ex);
+        }
     }
 
     public String toString()
