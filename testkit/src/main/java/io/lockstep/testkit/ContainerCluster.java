@@ -191,6 +191,12 @@ public final class ContainerCluster implements TestCluster
             java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.copy(root.resolve("tool.secret"), conf.resolve("tool.secret"),
             java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        for (final String secret : new String[]{ "cluster.secret", "tool.secret" })
+        {
+            // Members refuse a secret file others may read; the container's member runs as root, which reads it.
+            Files.setPosixFilePermissions(conf.resolve(secret),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        }
         final StringBuilder members = new StringBuilder();
         for (int m = 0; m < count; m++)
         {

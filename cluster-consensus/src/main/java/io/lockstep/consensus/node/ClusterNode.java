@@ -221,13 +221,14 @@ public final class ClusterNode implements AutoCloseable
         }
         try
         {
-            return new MetricsServer(config.metricsPort(), config.memberId(), consensus.metrics(),
+            return new MetricsServer(config.metrics(), config.memberId(), consensus.metrics(),
                 () -> thread.isAlive() && null == fatal);
         }
         catch (final java.io.IOException ex)
         {
             runner.close();
-            throw new IllegalStateException(NodeConfig.METRICS_PORT + "=" + config.metricsPort() +
+            throw new IllegalStateException(NodeConfig.METRICS_PORT + "=" + config.metricsPort() + " on " +
+                config.metrics().address() +
                 ": cannot serve metrics there: " + ex.getMessage(), ex);
         }
     }
@@ -354,7 +355,7 @@ public final class ClusterNode implements AutoCloseable
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
             ", durability " + config.durability().name().toLowerCase() +
-            (0 == config.metricsPort() ? "" : ", metrics on http://*:" + config.metricsPort() + "/metrics") +
+            (0 == config.metricsPort() ? "" : ", metrics on http://" + config.metrics().address() + ":" + config.metricsPort() + "/metrics") +
             (self.voting() ? "" : ", standby (non-voting)"));
         System.out.flush();
         node.awaitTermination();

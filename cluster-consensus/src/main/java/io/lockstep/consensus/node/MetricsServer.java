@@ -32,15 +32,16 @@ final class MetricsServer implements AutoCloseable
     private final ExecutorService executor;
 
     /**
-     * @param port    port to listen on (all interfaces).
+     * @param settings where to listen, and the bound on each request and response.
      * @param memberId this member's id, as a label.
      * @param metrics the member's values.
      * @param alive   tells whether the member thread still runs.
      */
-    MetricsServer(final int port, final int memberId, final MemberMetrics metrics,
+    MetricsServer(final MetricsSettings settings, final int memberId, final MemberMetrics metrics,
         final java.util.function.BooleanSupplier alive) throws IOException
     {
-        server = HttpServer.create(new InetSocketAddress(port), 16);
+        boundRequestTimes(settings.timeoutMs());
+        server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 16);
         executor = Executors.newSingleThreadExecutor(r ->
         {
             final Thread t = new Thread(r, "lockstep-metrics");
@@ -75,6 +76,22 @@ final class MetricsServer implements AutoCloseable
     /**
      * @return why the member is not ready, or null if it is.
      */
+    /**
+     * The JDK's server reads its request and response time limits (whole seconds) from system properties, once,
+     * when its first server is made: set here unless the operator set them, before that happens.
+     */
+    private static void boundRequestTimes(final int timeoutMs)
+    {
+        final String seconds = Long.toString(Math.max(1, (timeoutMs + 999) / 1000));
+        for (final String key : new String[]{ "sun.net.httpserver.maxReqTime", "sun.net.httpserver.maxRspTime" })
+        {
+            if (null == System.getProperty(key))
+            {
+                System.setProperty(key, seconds);
+            }
+        }
+    }
+
     static String notReadyReason(final MemberMetrics metrics)
     {
         if (metrics.get(MemberMetrics.LEADER_ID) < 0)

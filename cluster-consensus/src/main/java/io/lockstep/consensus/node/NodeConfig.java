@@ -39,7 +39,7 @@ import java.util.Properties;
  * lockstep.log.purge.delay.ms the member with id i deletes the log files a snapshot made unneeded (i + 1) times this
  *                             long after the snapshot (default 1000; 0: at once): so that the members' deletes,
  *                             tens of milliseconds of CPU each, neither land together nor in the snapshot's own moment
- * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
+ * lockstep.metrics.port, .address, .timeout.ms: see MetricsSettings; .port: serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
  *                             interfaces (default 0: off)
  * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
  *                             across the loss of the primary zone, for one cross-zone round trip per commit; the
@@ -79,7 +79,7 @@ public record NodeConfig(
     long sessionTimeoutMs,
     long snapshotIntervalBytes,
     int snapshotKeep,
-    int metricsPort,
+    MetricsSettings metrics,
     SecuritySettings security,
     String listenAddress,
     boolean standbySync,
@@ -89,6 +89,14 @@ public record NodeConfig(
     ThreadingSettings threading,
     long purgeDelayMs)
 {
+    /**
+     * @return the metrics port, 0 for off (see {@link #metrics()}).
+     */
+    public int metricsPort()
+    {
+        return metrics.port();
+    }
+
     public static final String MEMBER_ID = "lockstep.member.id";
     public static final String MEMBERS = "lockstep.members";
     public static final String DATA_DIR = "lockstep.data.dir";
@@ -101,7 +109,7 @@ public record NodeConfig(
     public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
     public static final String PURGE_DELAY_MS = "lockstep.log.purge.delay.ms";
-    public static final String METRICS_PORT = "lockstep.metrics.port";
+    public static final String METRICS_PORT = MetricsSettings.PORT;
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
     public static final String JOIN = "lockstep.join";
@@ -187,12 +195,7 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + SNAPSHOT_INTERVAL_BYTES + " must be 0 (off) or at least 65536, " +
                 "not " + snapshotInterval);
         }
-        final int metricsPort = intValue(source, p, METRICS_PORT, 0);
-        if (metricsPort < 0 || metricsPort > 65535)
-        {
-            throw new ConfigException(source + ": " + METRICS_PORT + " must be a port in [1, 65535], or 0 for off, not " +
-                metricsPort);
-        }
+        final MetricsSettings metrics = MetricsSettings.parse(source, p);
         final int purgeDelayMs = intValue(source, p, PURGE_DELAY_MS, 1000);
         if (purgeDelayMs < 0 || purgeDelayMs > 60_000)
         {
@@ -237,7 +240,7 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + ex.getMessage());
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
-            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metricsPort,
+            service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metrics,
             SecuritySettings.parse(source, configDirectory(source), p),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),

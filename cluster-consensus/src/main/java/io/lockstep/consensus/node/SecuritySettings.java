@@ -7,7 +7,10 @@ import io.lockstep.cluster.transport.ConnectionLimits;
 import io.lockstep.consensus.service.SessionLimits;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -25,6 +28,9 @@ import java.util.concurrent.TimeUnit;
  *                                secret): members trust tool requests only from connections that proved it, and the
  *                                tool (bin/lockstep tool) proves it. A tool host holds this file only, so it cannot
  *                                pose as a member. Without it (and with a member secret) no tool is trusted.
+ * lockstep.secret.permissions.check  true (default): a secret file that its group or others may read or write is
+ *                                refused at start (chmod 600 it); false accepts it, for file systems without POSIX
+ *                                permissions that still keep it private
  * lockstep.client.authenticator  accept-all (default), token-file, or a ClientAuthenticator class name
  * lockstep.client.tokens.file    for token-file: principal=SHA-256-hex-of-token lines, relative to the config file
  * lockstep.client.connections.max  client and tool connections open at once (default 256); one more is refused
@@ -53,6 +59,7 @@ public record SecuritySettings(
 {
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
     public static final String TOOL_SECRET_FILE = "lockstep.tool.secret.file";
+    public static final String CHECK_PERMISSIONS = "lockstep.secret.permissions.check";
     public static final String CLIENT_AUTHENTICATOR = "lockstep.client.authenticator";
     public static final String TOKENS_FILE = "lockstep.client.tokens.file";
     public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
@@ -81,7 +88,7 @@ public record SecuritySettings(
         {
             try
             {
-                secret = ClusterSecret.read(configDir.resolve(secretFile));
+                secret = readPrivate(source, configDir.resolve(secretFile), SECRET_FILE, p);
             }
             catch (final IOException | IllegalArgumentException ex)
             {
@@ -143,12 +150,47 @@ public record SecuritySettings(
         }
         try
         {
-            return ClusterSecret.read(configDir.resolve(file));
+            return readPrivate(source, configDir.resolve(file), TOOL_SECRET_FILE, p);
         }
         catch (final IOException | IllegalArgumentException ex)
         {
             throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + ": " + ex.getMessage());
         }
+    }
+
+    /**
+     * A secret file anyone but its owner may read is a secret shared with every account on the host: refused, naming
+     * the file and the fix, unless the operator turned the check off.
+     */
+    private static ClusterSecret readPrivate(final String source, final Path file, final String key, final Properties p)
+        throws IOException, NodeConfig.ConfigException
+    {
+        final ClusterSecret secret = ClusterSecret.read(file);
+        if (!Boolean.parseBoolean(p.getProperty(CHECK_PERMISSIONS, "true").trim()))
+        {
+            return secret;
+        }
+        final java.util.Set<PosixFilePermission> permissions;
+        try
+        {
+            permissions = Files.getPosixFilePermissions(file);
+        }
+        catch (final UnsupportedOperationException ex)
+        {
+            // No POSIX permissions on this file system: nothing to check.
+            return secret;
+        }
+        for (final PosixFilePermission permission : permissions)
+        {
+            if (permission != PosixFilePermission.OWNER_READ && permission != PosixFilePermission.OWNER_WRITE &&
+                permission != PosixFilePermission.OWNER_EXECUTE)
+            {
+                throw new NodeConfig.ConfigException(source + ": " + key + ": " + file + " may be read or written by " +
+                    "its group or others (" + PosixFilePermissions.toString(permissions) + "): chmod 600 " + file +
+                    ", or set " + CHECK_PERMISSIONS + "=false where the file system keeps it private otherwise");
+            }
+        }
+        return secret;
     }
 
     private static SessionLimits sessionLimits(final String source, final Properties p)

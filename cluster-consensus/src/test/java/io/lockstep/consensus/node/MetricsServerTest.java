@@ -5,11 +5,40 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MetricsServerTest
 {
     private final MemberMetrics metrics = new MemberMetrics();
+
+    @Test
+    void aClientThatSendsHalfARequestIsDroppedAfterTheTimeoutAndTheServerListensWhereItIsTold() throws Exception
+    {
+        final int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0))
+        {
+            port = free.getLocalPort();
+        }
+        try (MetricsServer server = new MetricsServer(new MetricsSettings(port, "127.0.0.1", 1000), 3, metrics,
+            () -> true);
+            java.net.Socket slow = new java.net.Socket("127.0.0.1", port))
+        {
+            slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(
+                java.nio.charset.StandardCharsets.US_ASCII));
+            slow.setSoTimeout(15_000);
+            final long start = System.nanoTime();
+            assertEquals(-1, slow.getInputStream().read(), "closed, never answered");
+            final long waitedMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(waitedMs < 10_000, "dropped within the bound (and the server's 1 s sweep): " + waitedMs);
+            try (java.net.Socket other = new java.net.Socket())
+            {
+                assertThrows(java.io.IOException.class, () -> other.connect(new java.net.InetSocketAddress(
+                    java.net.InetAddress.getLocalHost().getHostAddress().equals("127.0.0.1") ? "127.0.0.2" :
+                    java.net.InetAddress.getLocalHost().getHostAddress(), port), 1000), "not on other addresses");
+            }
+        }
+    }
 
     @Test
     void everyMetricIsRenderedOnceWithHelpTypeAndMemberLabel()

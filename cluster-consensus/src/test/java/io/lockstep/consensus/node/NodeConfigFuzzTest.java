@@ -36,6 +36,8 @@ class NodeConfigFuzzTest
     void aDamagedConfigLoadsOrFailsWithAConfigError() throws Exception
     {
         Files.writeString(dir.resolve("cluster.secret"), "0123456789abcdef0123456789abcdef\n");
+        Files.setPosixFilePermissions(dir.resolve("cluster.secret"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         final List<String> valid = List.of(
             "lockstep.member.id=0",
             "lockstep.members=0=127.0.0.1:9101,1=127.0.0.1:9102,2=127.0.0.1:9103",

@@ -113,6 +113,52 @@ class NodeConfigTest
         assertTrue(missing.getMessage().contains("config file not found"), missing.getMessage());
     }
 
+    @Test
+    void secretFilesMustBePrivateAndTheToolSecretMustDifferFromTheMembers() throws Exception
+    {
+        Files.writeString(dir.resolve("member.secret"), "0123456789abcdef0123456789abcdef\n");
+        Files.writeString(dir.resolve("tool.secret"), "fedcba9876543210fedcba9876543210\n");
+        Files.setPosixFilePermissions(dir.resolve("member.secret"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(dir.resolve("tool.secret"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        final String both = GOOD + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=tool.secret\n";
+        assertError("member.secret may be read or written by its group or others (rw-r--r--): chmod 600", both);
+        final NodeConfig allowed = NodeConfig.load(write(both + "lockstep.secret.permissions.check=false\n"),
+            new Properties());
+        assertTrue(null != allowed.security().secret() && null != allowed.security().toolSecret());
+
+        Files.setPosixFilePermissions(dir.resolve("member.secret"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        final SecuritySettings security = NodeConfig.load(write(both), new Properties()).security();
+        assertTrue(security.warnings().stream().noneMatch(w -> w.contains("no tool is trusted")), security.warnings()
+            .toString());
+        assertError("lockstep.tool.secret.file and lockstep.cluster.secret.file name the same file",
+            GOOD + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=./member.secret\n");
+        final SecuritySettings noTool = NodeConfig.load(write(GOOD + "lockstep.cluster.secret.file=member.secret\n"),
+            new Properties()).security();
+        assertTrue(noTool.warnings().stream().anyMatch(w -> w.contains("no tool is trusted")), noTool.warnings()
+            .toString());
+    }
+
+    @Test
+    void clientAndMetricsBoundsAreKeysWithDefaults() throws Exception
+    {
+        final NodeConfig defaults = NodeConfig.load(write(GOOD), new Properties());
+        assertEquals(io.lockstep.cluster.transport.ConnectionLimits.DEFAULTS, defaults.security().limits());
+        assertEquals(io.lockstep.consensus.service.SessionLimits.DEFAULTS, defaults.security().sessionLimits());
+        assertEquals(new MetricsSettings(0, "127.0.0.1", 5000), defaults.metrics());
+        final NodeConfig set = NodeConfig.load(write(GOOD + "lockstep.client.connections.max=10\n" +
+            "lockstep.client.handshakes.max=5\nlockstep.client.idle.timeout.ms=2000\n" +
+            "lockstep.client.sessions.per.connection=2\nlockstep.client.sessions.per.principal=3\n" +
+            "lockstep.client.session.opens.per.second=4\nlockstep.metrics.address=0.0.0.0\n"), new Properties());
+        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 2_000_000_000L), set.security().limits());
+        assertEquals(new io.lockstep.consensus.service.SessionLimits(2, 3, 4), set.security().sessionLimits());
+        assertEquals("0.0.0.0", set.metrics().address());
+        assertError("the client idle timeout must be at least 1 s", GOOD + "lockstep.client.idle.timeout.ms=5\n");
+        assertError("session bounds must be at least 1", GOOD + "lockstep.client.sessions.per.connection=0\n");
+    }
+
     private void assertError(final String expected, final String content) throws Exception
     {
         final NodeConfig.ConfigException ex = assertThrows(NodeConfig.ConfigException.class,
