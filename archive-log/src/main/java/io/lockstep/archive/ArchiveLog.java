@@ -86,6 +86,8 @@ public final class ArchiveLog implements AutoCloseable
     private long pendingLastTerm;
     private boolean failed;
     private boolean closed;
+    /** Null, or how the promise file was found at open when it should have held a promise: missing, untrusted. */
+    private String promiseLost;
 
     private ArchiveLog(
         final ArchiveLogConfig config,
@@ -147,10 +149,25 @@ public final class ArchiveLog implements AutoCloseable
 
         final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
         MappingWarmUp.run(config.directory().resolve(LogFormat.DESCRIPTOR_FILE));
-        final PromiseFile promise = PromiseFile.open(config.directory().resolve(LogFormat.PROMISE_FILE));
+        final Path promiseFile = config.directory().resolve(LogFormat.PROMISE_FILE);
+        final String promiseStatus = PromiseFile.status(promiseFile);
+        final PromiseFile promise = PromiseFile.open(promiseFile);
         try
         {
-            return new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
+            final ArchiveLog log = new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
+            final RecoveryReport report = log.recoveryReport;
+            if (DurabilityPolicy.BATCH == config.durability() && !PromiseFile.OK.equals(promiseStatus) &&
+                report.endPosition() > report.startPosition())
+            {
+                // Under BATCH the promise is forced after every batch: one missing or holding nothing beside a log
+                // was lost or damaged. Recovery could not tell damage to acknowledged frames from a torn last write.
+                log.promiseLost = promiseStatus;
+                LOGGER.log(System.Logger.Level.WARNING, "{0} is {1} beside a log of {2} bytes under batch " +
+                    "durability: recovery could not tell damage to frames this member acknowledged from a torn " +
+                    "last write; a new promise was made from what the log holds (lockstep_log_promise_lost=1)",
+                    promiseFile, promiseStatus, report.endPosition() - report.startPosition());
+            }
+            return log;
         }
         catch (final RuntimeException ex)
         {
@@ -618,6 +635,15 @@ public final class ArchiveLog implements AutoCloseable
     public static Promise readPromise(final Path directory)
     {
         return PromiseFile.peek(directory.resolve(LogFormat.PROMISE_FILE));
+    }
+
+    /**
+     * @return null if the promise file was as it should be at open; else "missing" or "untrusted" (no valid slot),
+     * found beside a non-empty log kept under {@code BATCH}: the promise was lost, and the member says so.
+     */
+    public String promiseLost()
+    {
+        return promiseLost;
     }
 
     /**

@@ -109,6 +109,9 @@ final class LogRecovery
         {
             throw SegmentFiles.ioError(report.tornTailFile(), "cannot cut the log's tail", ex);
         }
+        // The deletes (and the damaged bytes set aside) are names in the directory: durable only once it is synced,
+        // or a power loss could bring back segments from above the cut.
+        SegmentFiles.fsyncDirectory(directory);
         if (damage)
         {
             LOGGER.log(System.Logger.Level.ERROR, "damaged frame at position {0} in {1} ({2}), below the {3} this " +

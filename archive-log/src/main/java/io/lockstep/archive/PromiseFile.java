@@ -108,6 +108,23 @@ final class PromiseFile implements AutoCloseable
         }
     }
 
+    static final String OK = "ok";
+    static final String MISSING = "missing";
+    static final String UNTRUSTED = "untrusted";
+
+    /**
+     * @return {@link #OK} if the file holds a promise that can be trusted, {@link #MISSING} if there is no file,
+     * {@link #UNTRUSTED} if it holds none (zeroed, damaged, or unforced from before a machine restart).
+     */
+    static String status(final Path file)
+    {
+        if (!java.nio.file.Files.exists(file))
+        {
+            return MISSING;
+        }
+        return UNKNOWN == peek(file).position() ? UNTRUSTED : OK;
+    }
+
     /**
      * Read the promise a log directory holds, changing nothing (for verification).
      *

@@ -225,6 +225,10 @@ final class SegmentFiles
         {
             throw ioError(directory, "cannot delete the rest of an interrupted purge", ex);
         }
+        if (deleted > 0)
+        {
+            fsyncDirectory(directory);
+        }
         return deleted;
     }
 

@@ -62,6 +62,45 @@ class LogToolTest
     }
 
     @Test
+    void aLostPromiseBesideABatchLogIsReportedAtOpenAndByVerify() throws Exception
+    {
+        writeFrames(20);
+        final java.nio.file.Path promise = dir.resolve(LogFormat.PROMISE_FILE);
+        assertEquals(0, run("verify", dir.toString()));
+        assertTrue(out().contains(" promise=ok"), out());
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals(null, log.promiseLost(), "a promise as it should be");
+        }
+
+        java.nio.file.Files.delete(promise);
+        out.reset();
+        assertEquals(0, run("verify", dir.toString()));
+        assertTrue(out().contains(" promise=missing"), out());
+        assertTrue(new String(err.toByteArray(), StandardCharsets.UTF_8).contains("log.promise is missing beside a " +
+            "log of"), new String(err.toByteArray(), StandardCharsets.UTF_8));
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals("missing", log.promiseLost(), "said at open, not silently recreated");
+        }
+
+        java.nio.file.Files.delete(promise);
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir)))
+        {
+            assertEquals(null, log.promiseLost(), "under none durability a promise may be gone after a restart");
+        }
+        java.nio.file.Files.write(promise, new byte[1024]);
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals("untrusted", log.promiseLost(), "a zeroed promise holds nothing");
+        }
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals(null, log.promiseLost(), "the new promise made at the last open is whole");
+        }
+    }
+
+    @Test
     void wrongUsageExitsTwo()
     {
         assertEquals(2, run("verify", dir.resolve("missing").toString()));

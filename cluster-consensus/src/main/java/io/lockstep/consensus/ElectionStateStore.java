@@ -8,6 +8,11 @@ public interface ElectionStateStore
 {
     /** No vote cast in the current term. */
     int NO_VOTE = -1;
+    /**
+     * A vote may have been cast in the current term, for whom is not known: a restored backup's. The member votes
+     * for no one in that term (it may have voted already, before its data was replaced), and as usual in later ones.
+     */
+    int VOTE_UNKNOWN = -2;
 
     long term();
 

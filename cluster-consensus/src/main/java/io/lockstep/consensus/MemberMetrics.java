@@ -71,6 +71,8 @@ public final class MemberMetrics
     public static final int CLIENT_CONNECTIONS = 36;
     /** Session opens the leader refused because a bound was reached. */
     public static final int SESSION_OPENS_REFUSED = 37;
+    /** 1 if, at start, the log's promise file was missing or held nothing beside a log kept under batch durability. */
+    public static final int LOG_PROMISE_LOST = 38;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -124,6 +126,8 @@ public final class MemberMetrics
         new Definition("client_connections", "Client and tool connections open (past their Hello)", false),
         new Definition("session_opens_refused_total", "Session opens refused at a bound: table full, sessions per " +
             "connection or principal, opens per second", true),
+        new Definition("log_promise_lost", "1 if at start the log's promise file was missing or held nothing " +
+            "beside a non-empty log under batch durability", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

@@ -67,6 +67,19 @@ class VoteRulesTest
     }
 
     @Test
+    void aRestoredMemberWhoseVoteIsUnknownVotesForNoOneInThatTermAndAsUsualAfter()
+    {
+        electionState.save(5, ElectionStateStore.VOTE_UNKNOWN);
+        voter = newVoter();
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertFalse(granted(), "it may have voted in term 5 before its data was replaced");
+        voter.onRequestVote(5, 1, 0, 0, false, false);
+        assertFalse(granted(), "for anyone");
+        voter.onRequestVote(6, 1, 0, 0, false, false);
+        assertTrue(granted(), "a later term is a new vote");
+    }
+
+    @Test
     void aCandidateWithALessCompleteLogIsRefused()
     {
         electionState.save(3, ElectionStateStore.NO_VOTE);

@@ -91,10 +91,23 @@ public final class ClusterNode implements AutoCloseable
         // Staggered by member id: see lockstep.log.purge.delay.ms.
         final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig,
             TimeUnit.MILLISECONDS.toNanos(config.purgeDelayMs() * (1L + config.memberId())));
+        if (!electionState.existed() && (raftLog.pendingPosition() > 0 || raftLog.startPosition() > 0))
+        {
+            // A member with a log has held a term, and may have voted in it: starting as new could vote twice.
+            final long end = raftLog.pendingPosition();
+            raftLog.close();
+            transport.close();
+            throw new IllegalStateException("member " + config.memberId() + ": " + config.dataDir().resolve(
+                FileElectionState.FILE_NAME) + " is missing but the log holds entries up to position " + end + ": the member cannot know the term and vote it last had, and could vote " +
+                "twice in one term. Restore the file from where it was lost, or move the data directory away and " +
+                "add the member back empty (" + NodeConfig.JOIN + "=true)");
+        }
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
             newWallClock(), transport, raftLog,
             electionState, new Random(seed));
         this.metrics = consensus.metrics();
+        consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
+            null == raftLog.promiseLost() ? 0 : 1);
         final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
         agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
             transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),

@@ -348,6 +348,15 @@ public final class ArchiveRaftLog implements RaftLog
         }
     }
 
+    /**
+     * @return null, or how the log's promise file was found at open when it should have held a promise (see
+     * {@link ArchiveLog#promiseLost()}).
+     */
+    public String promiseLost()
+    {
+        return log.promiseLost();
+    }
+
     public long pendingPosition()
     {
         return log.pendingPosition();

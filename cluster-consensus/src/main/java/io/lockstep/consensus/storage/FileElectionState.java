@@ -29,6 +29,8 @@ public final class FileElectionState implements ElectionStateStore
     private static final int LENGTH_BEFORE_EPOCHS = MessageHeaderEncoder.ENCODED_LENGTH + Long.BYTES + Integer.BYTES;
 
     private final Path file;
+    /** The file was there when the member started (a member that ever held a term has one). */
+    private final boolean existed;
     private long term;
     private int votedFor = NO_VOTE;
     private long configEpoch;
@@ -44,6 +46,7 @@ public final class FileElectionState implements ElectionStateStore
     {
         this.file = directory.resolve(FILE_NAME);
         final byte[] bytes = AtomicFile.readOrNull(file);
+        existed = null != bytes;
         if (null != bytes)
         {
             final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
@@ -67,6 +70,15 @@ public final class FileElectionState implements ElectionStateStore
                 learners = decoder.learners();
             }
         }
+    }
+
+    /**
+     * @return true if {@code election.state} was there at start: false for a new member, and for a data directory
+     * that lost it.
+     */
+    public boolean existed()
+    {
+        return existed;
     }
 
     public long term()

@@ -139,7 +139,14 @@ final class Backup
             copySnapshot(dir, source, first);
         }
         final long lastTerm = copyLog(dir, source, snapshotPosition, snapshotTerm, commitEnd);
-        new FileElectionState(dir).save(lastTerm, -1);
+        // The member this is restored into may have voted, before its data was replaced, in any term the cluster
+        // reached: the newest term any member reports, with the vote unknown, so it never votes twice in one.
+        long clusterTerm = lastTerm;
+        for (final AdminClient.Status s : client.status(2000).values())
+        {
+            clusterTerm = Math.max(clusterTerm, s.term());
+        }
+        new FileElectionState(dir).save(clusterTerm, io.lockstep.consensus.ElectionStateStore.VOTE_UNKNOWN);
         out.printf("backup member=%d dir=%s snapshot_position=%d log_end=%d term=%d bytes=%d elapsed_ms=%d%n",
             source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, lastTerm,
             bytes, (System.nanoTime() - start) / 1_000_000);
