@@ -392,11 +392,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         {
             return onConnection + " sessions are open on this connection (lockstep.client.sessions.per.connection)";
         }
-        int forPrincipal = 0;
-        for (int i = 0, n = table.size(); i < n; i++)
-        {
-            forPrincipal += table.sessionAt(i).principal().equals(principal) ? 1 : 0;
-        }
+        final int forPrincipal = table.openFor(principal);
         if (forPrincipal >= limits.perPrincipal())
         {
             return forPrincipal + " sessions are open for this principal (lockstep.client.sessions.per.principal)";

@@ -3,6 +3,7 @@ package io.lockstep.consensus.service;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.TreeMap;
 
 /**
@@ -85,6 +86,8 @@ public final class SessionTable
     private final TreeMap<Long, Session> sessions = new TreeMap<>();
     /** The same sessions in id order, for walking them every duty cycle without an iterator (ids only grow). */
     private final ArrayList<Session> inOrder = new ArrayList<>();
+    /** Open sessions per principal: what the leader checks an open against, without walking the table. */
+    private final HashMap<String, int[]> openByPrincipal = new HashMap<>();
     private long nextSessionId = 1;
 
     /**
@@ -113,6 +116,7 @@ public final class SessionTable
         final Session session = new Session(id, principal, secret, egressCapacity);
         sessions.put(id, session);
         inOrder.add(session);
+        openByPrincipal.computeIfAbsent(principal, p -> new int[1])[0]++;
         return session;
     }
 
@@ -149,13 +153,15 @@ public final class SessionTable
         if (null != session)
         {
             inOrder.remove(session);
+            final int[] count = openByPrincipal.get(session.principal);
+            if (0 == --count[0])
+            {
+                openByPrincipal.remove(session.principal);
+            }
         }
         return session;
     }
 
-    /**
-     * @return open sessions.
-     */
     /**
      * @return the bound on open sessions.
      */
@@ -164,6 +170,18 @@ public final class SessionTable
         return maxSessions;
     }
 
+    /**
+     * @return how many sessions are open for this principal (kept as sessions open and close, not counted).
+     */
+    public int openFor(final String principal)
+    {
+        final int[] count = openByPrincipal.get(principal);
+        return null == count ? 0 : count[0];
+    }
+
+    /**
+     * @return open sessions.
+     */
     public int size()
     {
         return inOrder.size();
@@ -230,6 +248,7 @@ public final class SessionTable
         session.appliedSequence = appliedSequence;
         sessions.put(sessionId, session);
         inOrder.add(session);
+        openByPrincipal.computeIfAbsent(principal, p -> new int[1])[0]++;
         return session;
     }
 

@@ -19,6 +19,24 @@ class SessionTableTest
     private static final Secret SECRET = new Secret(1, 2, true);
 
     @Test
+    void sessionsOpenPerPrincipalAreCountedAsTheyOpenCloseAndRestore()
+    {
+        final SessionTable table = new SessionTable(10, 1024);
+        final long alice = table.open("alice", SECRET).id();
+        table.open("alice", SECRET);
+        table.open("bob", SECRET);
+        assertEquals(2, table.openFor("alice"));
+        assertEquals(1, table.openFor("bob"));
+        assertEquals(0, table.openFor("carol"));
+        table.close(alice);
+        assertEquals(1, table.openFor("alice"));
+        final SessionTable restored = new SessionTable(10, 1024);
+        restored.restoreNextSessionId(5);
+        restored.restore(3, -1, "bob", SECRET);
+        assertEquals(1, restored.openFor("bob"));
+    }
+
+    @Test
     void aSessionSecretMatchesOnlyItsOwnBitsAndASessionWithoutOneMatchesNothing()
     {
         final Secret secret = Secret.next(new Random(3));
