@@ -35,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * lockstep.client.tokens.file    for token-file: principal=SHA-256-hex-of-token lines, relative to the config file
  * lockstep.client.connections.max  client and tool connections open at once (default 256); one more is refused
  * lockstep.client.handshakes.max   connections still in their handshake (default 64); one more evicts the oldest
- * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000)
+ * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000, at least
+ *                                10000: clients and tools send a heartbeat every 3 s on every connection)
  * lockstep.client.sessions.per.connection   sessions open on one connection (default 16)
  * lockstep.client.sessions.per.principal    sessions open for one principal (default 4096: the table's size)
  * lockstep.client.session.opens.per.second  opens one connection may ask for in a second (default 20)
@@ -218,6 +219,12 @@ public record SecuritySettings(
         final int handshakes = NodeConfig.intValue(source, p, CLIENT_HANDSHAKES_MAX, defaults.maxHandshakes());
         final int idleMs = NodeConfig.intValue(source, p, CLIENT_IDLE_TIMEOUT_MS,
             (int)TimeUnit.NANOSECONDS.toMillis(defaults.clientIdleTimeoutNs()));
+        if (idleMs < 10_000)
+        {
+            // Clients and tools write at least every 3 s on every connection (a heartbeat when idle).
+            throw new NodeConfig.ConfigException(source + ": " + CLIENT_IDLE_TIMEOUT_MS + " must be at least 10000 " +
+                "(clients send a heartbeat every 3 s), not " + idleMs);
+        }
         try
         {
             return new ConnectionLimits(clients, handshakes, TimeUnit.MILLISECONDS.toNanos(idleMs));

@@ -149,13 +149,14 @@ class NodeConfigTest
         assertEquals(io.lockstep.consensus.service.SessionLimits.DEFAULTS, defaults.security().sessionLimits());
         assertEquals(new MetricsSettings(0, "127.0.0.1", 5000), defaults.metrics());
         final NodeConfig set = NodeConfig.load(write(GOOD + "lockstep.client.connections.max=10\n" +
-            "lockstep.client.handshakes.max=5\nlockstep.client.idle.timeout.ms=2000\n" +
+            "lockstep.client.handshakes.max=5\nlockstep.client.idle.timeout.ms=20000\n" +
             "lockstep.client.sessions.per.connection=2\nlockstep.client.sessions.per.principal=3\n" +
             "lockstep.client.session.opens.per.second=4\nlockstep.metrics.address=0.0.0.0\n"), new Properties());
-        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 2_000_000_000L), set.security().limits());
+        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 20_000_000_000L), set.security().limits());
         assertEquals(new io.lockstep.consensus.service.SessionLimits(2, 3, 4), set.security().sessionLimits());
         assertEquals("0.0.0.0", set.metrics().address());
-        assertError("the client idle timeout must be at least 1 s", GOOD + "lockstep.client.idle.timeout.ms=5\n");
+        assertError("lockstep.client.idle.timeout.ms must be at least 10000", GOOD +
+            "lockstep.client.idle.timeout.ms=5000\n");
         assertError("session bounds must be at least 1", GOOD + "lockstep.client.sessions.per.connection=0\n");
     }
 

@@ -1,6 +1,7 @@
 package io.lockstep.cluster.transport;
 
 import io.lockstep.cluster.codecs.EgressDecoder;
+import io.lockstep.cluster.codecs.HeartbeatDecoder;
 import io.lockstep.cluster.codecs.HelloDecoder;
 import io.lockstep.cluster.codecs.HelloProofDecoder;
 import io.lockstep.cluster.codecs.HelloReplyDecoder;
@@ -39,6 +40,7 @@ public final class ClientProtocolShapes
             .message(schema, HelloDecoder.TEMPLATE_ID, MessageShape.block(8).grownTo(2, HelloDecoder.BLOCK_LENGTH))
             .message(schema, HelloReplyDecoder.TEMPLATE_ID, MessageShape.block(HelloReplyDecoder.BLOCK_LENGTH))
             .message(schema, HelloProofDecoder.TEMPLATE_ID, MessageShape.block(HelloProofDecoder.BLOCK_LENGTH))
+            .message(schema, HeartbeatDecoder.TEMPLATE_ID, MessageShape.block(HeartbeatDecoder.BLOCK_LENGTH))
             // Version 2 added the credentials, version 4 the session secret a resume presents.
             .message(schema, SessionConnectDecoder.TEMPLATE_ID, MessageShape.block(24)
                 .grownTo(4, SessionConnectDecoder.BLOCK_LENGTH).varData(2, MAX_DATA_LENGTH))

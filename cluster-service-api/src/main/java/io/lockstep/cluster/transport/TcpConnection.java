@@ -61,6 +61,8 @@ final class TcpConnection
     boolean acceptedHandshake;
     /** When a client or tool connection last sent a whole message, or finished its Hello. */
     long lastHeardNs;
+    /** When this side last wrote to the connection: a client sends a heartbeat where it has been silent. */
+    long lastSentNs;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.

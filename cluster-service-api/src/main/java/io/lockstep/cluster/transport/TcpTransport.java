@@ -1,6 +1,8 @@
 package io.lockstep.cluster.transport;
 
 import io.lockstep.cluster.codecs.BooleanFlag;
+import io.lockstep.cluster.codecs.HeartbeatDecoder;
+import io.lockstep.cluster.codecs.HeartbeatEncoder;
 import io.lockstep.cluster.codecs.HelloDecoder;
 import io.lockstep.cluster.codecs.HelloEncoder;
 import io.lockstep.cluster.codecs.HelloProofDecoder;
@@ -55,6 +57,11 @@ public final class TcpTransport implements Transport
     /** Small buffers kept for the next accepted connection: enough for every handshake in flight at the bound. */
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * A client or tool writes at least this often on every connection, a heartbeat where it has nothing else to
+     * say: well inside the shortest idle limit a member's configuration accepts (10 s).
+     */
+    static final long HEARTBEAT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(3);
 
     private final int selfId;
     /** The one check every message passes before a decoder reads it. */
@@ -90,6 +97,8 @@ public final class TcpTransport implements Transport
     /** Accepted connections still in their handshake (dialled ones are this member's own, and bounded by ids). */
     private int acceptedHandshakes;
     private long nextSweepNs;
+    private long nextHeartbeatNs;
+    private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
     private final ReadyKeys woken;
@@ -138,6 +147,7 @@ public final class TcpTransport implements Transport
         this.secret = secret;
         this.random = new SecureRandom();
         this.validator = new FrameValidator(shapes);
+        new HeartbeatEncoder().wrapAndApplyHeader(heartbeat, 0, new MessageHeaderEncoder());
         this.members = members.toArray(new Member[0]);
         this.segmentLength = segmentLength;
         this.maxMessageLength = maxMessageLength;
@@ -186,6 +196,10 @@ public final class TcpTransport implements Transport
         if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
         {
             dropStalledConnections();
+        }
+        if (selfId < 0 && nowNs >= nextHeartbeatNs)
+        {
+            sendHeartbeats();
         }
         if (!woken.isEmpty())
         {
@@ -288,6 +302,21 @@ public final class TcpTransport implements Transport
      */
     private static final long HANDSHAKE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
 
+    /** A client or tool: a heartbeat on every connection it has not written to for a while. */
+    private void sendHeartbeats()
+    {
+        nextHeartbeatNs = nowNs + SWEEP_INTERVAL_NS * 10;
+        for (int i = 0; i < memberConnections.length; i++)
+        {
+            final TcpConnection c = memberConnections[i];
+            if (null != c && c.connected && nowNs - c.lastSentNs >= HEARTBEAT_INTERVAL_NS &&
+                c.enqueue(heartbeat, 0, heartbeat.capacity()))
+            {
+                c.lastSentNs = nowNs;
+            }
+        }
+    }
+
     /** Connections silent in their handshake past its timeout, and client connections idle past theirs. */
     private void dropStalledConnections()
     {
@@ -339,6 +368,7 @@ public final class TcpTransport implements Transport
                 try
                 {
                     c.channel.write(c.writeBuffer);
+                    c.lastSentNs = nowNs;
                     written++;
                 }
                 catch (final IOException ex)
@@ -641,6 +671,12 @@ public final class TcpTransport implements Transport
                 disconnect(c, "a handshake message (template " + headerDecoder.templateId() + ") after the " +
                     "handshake");
                 return false;
+            }
+            if (HeartbeatDecoder.TEMPLATE_ID == headerDecoder.templateId() &&
+                HeartbeatDecoder.SCHEMA_ID == headerDecoder.schemaId())
+            {
+                // Only a sign of life: the read pass already counted it.
+                return true;
             }
             handler.onMessage(c.endpoint, c.readView, messageOffset, length);
             return c.channel.isOpen();

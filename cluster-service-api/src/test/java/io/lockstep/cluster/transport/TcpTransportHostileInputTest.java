@@ -230,6 +230,40 @@ class TcpTransportHostileInputTest
     }
 
     @Test
+    void aClientWithNothingToSayHeartbeatsAndIsNotClosedAsIdle()
+    {
+        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(5)));
+        // A client transport connects to every member, and may have nothing to say to most of them for long.
+        final TcpTransport client = new TcpTransport(-1, List.of(new Member(0, "127.0.0.1", port, true)), 1 << 16);
+        try
+        {
+            long nowNs = System.nanoTime();
+            final long end = nowNs + TimeUnit.SECONDS.toNanos(20);
+            final long realDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (nowNs < end)
+            {
+                assertTrue(System.nanoTime() < realDeadline, "20 s of the transports' clocks in 20 s of real time");
+                client.poll(nowNs, (from, buffer, offset, length) -> { });
+                client.flush(nowNs);
+                member.poll(nowNs, (from, buffer, offset, length) -> delivered.add(from));
+                member.flush(nowNs);
+                if (member.clientConnections() > 0 || nowNs > end - TimeUnit.SECONDS.toNanos(19))
+                {
+                    // Time runs at 100 ms a step once connected: the clocks the idle limit and heartbeats read.
+                    nowNs += TimeUnit.MILLISECONDS.toNanos(100);
+                }
+            }
+            assertEquals(1, member.clientConnections(), "20 s without a message, 5 s idle limit: " + problems);
+            assertEquals(List.of(), delivered, "heartbeats are the transport's own, never handed on");
+            assertEquals(List.of(), problems);
+        }
+        finally
+        {
+            client.close();
+        }
+    }
+
+    @Test
     void aClientsBuffersGrowToTheMessagesItSendsUpToTheBound() throws IOException
     {
         final byte[] payload = new byte[60_000];
