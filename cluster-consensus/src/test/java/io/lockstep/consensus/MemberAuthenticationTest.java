@@ -139,12 +139,11 @@ class MemberAuthenticationTest
     void aSecretIsRotatedWithoutStoppingTheCluster(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
         throws Exception
     {
-        final String old = "the-old-member-secret-0123456789";
-        final String fresh = "the-new-member-secret-9876543210";
-        final ClusterSecret oldOnly = secretFile(dir, "a", old + "\n");
-        final ClusterSecret oldThenNew = secretFile(dir, "b", old + "\n" + fresh + "\n");
-        final ClusterSecret newThenOld = secretFile(dir, "c", fresh + "\n" + old + "\n");
-        final ClusterSecret newOnly = secretFile(dir, "d", fresh + "\n");
+        final ClusterSecret oldOnly = secretFile(dir, "old", "the-old-member-secret-0123456789\n");
+        final ClusterSecret newOnly = secretFile(dir, "new", "the-new-member-secret-9876543210\n");
+        // Step 1 proves the old and accepts both; step 2 proves the new and accepts both; step 3 is the new alone.
+        final ClusterSecret oldThenNew = oldOnly.alsoAccepting(newOnly);
+        final ClusterSecret newThenOld = newOnly.alsoAccepting(oldOnly);
         // Each step of the rotation meets the step before it: members restarted one at a time always connect.
         final ClusterSecret[][] steps = { {oldOnly, oldThenNew}, {oldThenNew, newThenOld}, {newThenOld, newOnly} };
         for (final ClusterSecret[] step : steps)

@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
  *                                secret): members trust tool requests only from connections that proved it, and the
  *                                tool (bin/lockstep tool) proves it. A tool host holds this file only, so it cannot
  *                                pose as a member. Without it (and with a member secret) no tool is trusted.
+ * lockstep.cluster.secret.accept.file, lockstep.tool.secret.accept.file
+ *                                while a secret is rotated: a second secret accepted besides the one proved with
  * lockstep.secret.permissions.check  true (default): a secret file that its group or others may read or write is
  *                                refused at start (chmod 600 it); false accepts it, for file systems without POSIX
  *                                permissions that still keep it private
@@ -61,6 +63,8 @@ public record SecuritySettings(
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
     public static final String TOOL_SECRET_FILE = "lockstep.tool.secret.file";
     public static final String CHECK_PERMISSIONS = "lockstep.secret.permissions.check";
+    public static final String SECRET_ACCEPT_FILE = "lockstep.cluster.secret.accept.file";
+    public static final String TOOL_SECRET_ACCEPT_FILE = "lockstep.tool.secret.accept.file";
     public static final String CLIENT_AUTHENTICATOR = "lockstep.client.authenticator";
     public static final String TOKENS_FILE = "lockstep.client.tokens.file";
     public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
@@ -89,7 +93,8 @@ public record SecuritySettings(
         {
             try
             {
-                secret = readPrivate(source, configDir.resolve(secretFile), SECRET_FILE, p);
+                secret = withAccepted(source, configDir, p, SECRET_ACCEPT_FILE,
+                    readPrivate(source, configDir.resolve(secretFile), SECRET_FILE, p));
             }
             catch (final IOException | IllegalArgumentException ex)
             {
@@ -151,12 +156,22 @@ public record SecuritySettings(
         }
         try
         {
-            return readPrivate(source, configDir.resolve(file), TOOL_SECRET_FILE, p);
+            return withAccepted(source, configDir, p, TOOL_SECRET_ACCEPT_FILE,
+                readPrivate(source, configDir.resolve(file), TOOL_SECRET_FILE, p));
         }
         catch (final IOException | IllegalArgumentException ex)
         {
             throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + ": " + ex.getMessage());
         }
+    }
+
+    /** The secret, also accepting the one the accept key names, if it is set (while rotating). */
+    private static ClusterSecret withAccepted(
+        final String source, final Path configDir, final Properties p, final String key, final ClusterSecret secret)
+        throws IOException, NodeConfig.ConfigException
+    {
+        final String file = p.getProperty(key, "").trim();
+        return file.isEmpty() ? secret : secret.alsoAccepting(readPrivate(source, configDir.resolve(file), key, p));
     }
 
     /**

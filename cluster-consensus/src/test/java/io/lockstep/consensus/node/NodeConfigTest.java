@@ -135,6 +135,13 @@ class NodeConfigTest
             .toString());
         assertError("lockstep.tool.secret.file and lockstep.cluster.secret.file name the same file",
             GOOD + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=./member.secret\n");
+        assertError("lockstep.cluster.secret.accept.file: secret file not found", both +
+            "lockstep.cluster.secret.accept.file=next.secret\n");
+        Files.writeString(dir.resolve("next.secret"), "00112233445566778899aabbccddeeff\n");
+        Files.setPosixFilePermissions(dir.resolve("next.secret"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertTrue(null != NodeConfig.load(write(both + "lockstep.cluster.secret.accept.file=next.secret\n"),
+            new Properties()).security().secret());
         final SecuritySettings noTool = NodeConfig.load(write(GOOD + "lockstep.cluster.secret.file=member.secret\n"),
             new Properties()).security();
         assertTrue(noTool.warnings().stream().anyMatch(w -> w.contains("no tool is trusted")), noTool.warnings()

@@ -18,8 +18,8 @@ import java.util.Arrays;
  * operator tools prove to members. Each side of a connection sends a fresh nonce, and each answers with an
  * HMAC-SHA256, under the secret, of both nonces, both ids and its own role in the handshake. A recorded proof is
  * worthless on another connection (the nonces differ) and a proof for one direction cannot be reflected back as the
- * other (the role differs). While a secret is rotated its file holds two: the new or the old one proved with, and
- * both accepted (see {@link #read}).
+ * other (the role differs). While a secret is rotated a member proves one and accepts proofs made with either (see
+ * {@link #alsoAccepting}).
  * <p>
  * Only used while a connection is set up: allocating here is fine.
  */
@@ -87,10 +87,8 @@ public final class ClusterSecret
     }
 
     /**
-     * Read a secret file. A text file may hold two secrets, one per line, while one is being rotated: the first is
-     * the one proved with, and proofs under either are accepted (so members that prove the old one and members that
-     * prove the new one still meet). Trailing white space on a line (a newline an editor added) is not part of the
-     * secret. A file that is not printable text is one secret, its bytes as they are.
+     * Read a secret file: its bytes, with trailing white space (a newline an editor added) removed, so that a text
+     * secret and the same text with a newline are the same secret.
      *
      * @param file the file (keep it readable by the cluster's user only).
      * @return the secret.
@@ -108,63 +106,34 @@ public final class ClusterSecret
             throw new IOException("secret file not found: " + file + " (create one with: head -c 32 " +
                 "/dev/urandom | base64 > " + file + ")");
         }
-        final byte[][] secrets = isText(bytes) ? lines(bytes) : new byte[][]{ trimmed(bytes, 0, bytes.length) };
-        if (secrets.length > 2)
+        int length = bytes.length;
+        while (length > 0 && Character.isWhitespace(bytes[length - 1]))
         {
-            throw new IOException("secret file " + file + " holds " + secrets.length + " lines; at most two (the " +
-                "secret proved with, then the one also accepted while rotating)");
+            length--;
         }
-        for (final byte[] secret : secrets)
+        if (length < MIN_LENGTH)
         {
-            if (secret.length < MIN_LENGTH)
-            {
-                throw new IOException("secret file " + file + " holds a secret of " + secret.length + " bytes; at " +
-                    "least " + MIN_LENGTH + " are needed");
-            }
+            throw new IOException("secret file " + file + " holds " + length + " bytes; at least " + MIN_LENGTH +
+                " are needed");
         }
+        return new ClusterSecret(Arrays.copyOf(bytes, length));
+    }
+
+    /**
+     * While a secret is rotated: prove this one, and accept proofs made with either.
+     *
+     * @param other the secret also accepted (the old one, or the new one not yet proved with).
+     * @return a secret that proves this one and accepts both.
+     */
+    public ClusterSecret alsoAccepting(final ClusterSecret other)
+    {
+        final byte[][] secrets = new byte[keys.length + 1][];
+        for (int i = 0; i < keys.length; i++)
+        {
+            secrets[i] = keys[i].getEncoded();
+        }
+        secrets[keys.length] = other.keys[0].getEncoded();
         return new ClusterSecret(secrets);
-    }
-
-    private static boolean isText(final byte[] bytes)
-    {
-        for (final byte b : bytes)
-        {
-            if ((b < 0x20 || b > 0x7e) && b != '\n' && b != '\r' && b != '\t')
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** The non-empty lines, each without trailing white space. */
-    private static byte[][] lines(final byte[] bytes)
-    {
-        final java.util.List<byte[]> lines = new java.util.ArrayList<>();
-        int start = 0;
-        for (int i = 0; i <= bytes.length; i++)
-        {
-            if (i == bytes.length || bytes[i] == '\n')
-            {
-                final byte[] line = trimmed(bytes, start, i);
-                if (line.length > 0)
-                {
-                    lines.add(line);
-                }
-                start = i + 1;
-            }
-        }
-        return lines.toArray(new byte[0][]);
-    }
-
-    private static byte[] trimmed(final byte[] bytes, final int from, final int to)
-    {
-        int end = to;
-        while (end > from && Character.isWhitespace(bytes[end - 1]))
-        {
-            end--;
-        }
-        return Arrays.copyOfRange(bytes, from, end);
     }
 
     /**
