@@ -171,7 +171,18 @@ public record SecuritySettings(
         throws IOException, NodeConfig.ConfigException
     {
         final String file = p.getProperty(key, "").trim();
-        return file.isEmpty() ? secret : secret.alsoAccepting(readPrivate(source, configDir.resolve(file), key, p));
+        if (file.isEmpty())
+        {
+            return secret;
+        }
+        try
+        {
+            return secret.alsoAccepting(readPrivate(source, configDir.resolve(file), key, p));
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + key + ": " + ex.getMessage());
+        }
     }
 
     /**
