@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * lockstep.client.handshakes.max   connections still in their handshake (default 64); one more evicts the oldest
  * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000, at least
  *                                10000: clients and tools send a heartbeat every 3 s on every connection)
- * lockstep.client.sessions.per.connection   sessions open on one connection (default 16)
+ * lockstep.client.sessions.per.connection   sessions open on one connection (default 4)
  * lockstep.client.sessions.per.principal    sessions open for one principal (default 4096: the table's size)
  * lockstep.client.session.opens.per.second  opens one connection may ask for in a second (default 20)
  * </pre>

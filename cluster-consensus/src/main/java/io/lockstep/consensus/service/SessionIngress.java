@@ -23,11 +23,13 @@ import io.lockstep.consensus.log.SessionMessageEncoder;
 import io.lockstep.consensus.log.SessionOpenEncoder;
 import io.lockstep.consensus.log.TimerEventEncoder;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.security.SecureRandom;
+import java.util.HashSet;
 import java.util.random.RandomGenerator;
 
 /**
@@ -59,9 +61,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private final Long2LongHashMap lastHeardNs = new Long2LongHashMap(-1);
     private final Long2LongHashMap closing = new Long2LongHashMap(-1);
     private final Long2LongHashMap firing = new Long2LongHashMap(Long.MIN_VALUE);
-    /** Opens this leader appended: correlation id to endpoint. Endpoint ids are member-local, so an open appended
+    /** Opens this leader appended, by endpoint and correlation id. Endpoint ids are member-local, so an open appended
      * by an earlier leader must not be answered to whichever local client happens to have that id. */
-    private final Long2LongHashMap pendingOpens = new Long2LongHashMap(-1);
+    private final HashSet<PendingOpen> pendingOpens = new HashSet<>();
+    /** Sessions bound to each connection, and opens it has pending: what the per-connection bound counts. */
+    private final Int2IntHashMap sessionsByEndpoint = new Int2IntHashMap(0);
     private final UnsafeBuffer out = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
     private final UnsafeBuffer entry = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
@@ -205,6 +209,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             wasLeader = leader;
             endpointBySession.clear();
             pendingOpens.clear();
+            sessionsByEndpoint.clear();
             closing.clear();
             firing.clear();
             lastHeardNs.clear();
@@ -318,7 +323,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
                 .principal(decision.principal()).encodedLength();
             if (append(SessionOpenEncoder.TEMPLATE_ID, length) > 0)
             {
-                pendingOpens.put(correlationId, endpoint);
+                if (pendingOpens.add(new PendingOpen(endpoint, correlationId)))
+                {
+                    countOnEndpoint(endpoint, 1);
+                }
             }
             return;
         }
@@ -377,17 +385,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             return "more than " + limits.opensPerSecondPerConnection() + " opens a second on this connection " +
                 "(lockstep.client.session.opens.per.second)";
         }
-        int onConnection = 0;
-        for (final Long2LongHashMap.EntryIterator it = pendingOpens.entrySet().iterator(); it.hasNext();)
-        {
-            it.next();
-            onConnection += it.getLongValue() == endpoint ? 1 : 0;
-        }
-        for (final Long2LongHashMap.EntryIterator it = endpointBySession.entrySet().iterator(); it.hasNext();)
-        {
-            it.next();
-            onConnection += it.getLongValue() == endpoint ? 1 : 0;
-        }
+        final int onConnection = sessionsByEndpoint.get(endpoint);
         if (onConnection >= limits.perConnection())
         {
             return onConnection + " sessions are open on this connection (lockstep.client.sessions.per.connection)";
@@ -466,9 +464,9 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
 
     public void onSessionOpened(final long sessionId, final long correlationId, final int leaderEndpoint)
     {
-        if (Role.LEADER == consensus.role() && pendingOpens.get(correlationId) == leaderEndpoint)
+        if (Role.LEADER == consensus.role() && pendingOpens.remove(new PendingOpen(leaderEndpoint, correlationId)))
         {
-            pendingOpens.remove(correlationId);
+            countOnEndpoint(leaderEndpoint, -1);
             if (sessionId < 0)
             {
                 consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
@@ -510,6 +508,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     public void onSessionClosed(final long sessionId, final CloseReason reason)
     {
         final int endpoint = (int)endpointBySession.remove(sessionId);
+        if (endpoint >= 0)
+        {
+            countOnEndpoint(endpoint, -1);
+        }
         lastHeardNs.remove(sessionId);
         closing.remove(sessionId);
         if (Role.LEADER == consensus.role() && endpoint >= 0)
@@ -599,9 +601,38 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     {
         if (null != container.sessionTable().get(sessionId))
         {
-            endpointBySession.put(sessionId, endpoint);
+            final long previous = endpointBySession.put(sessionId, endpoint);
+            if (previous != endpoint)
+            {
+                if (previous >= 0)
+                {
+                    countOnEndpoint((int)previous, -1);
+                }
+                countOnEndpoint(endpoint, 1);
+            }
             lastHeardNs.put(sessionId, consensus.nowNs());
         }
+    }
+
+    private void countOnEndpoint(final int endpoint, final int delta)
+    {
+        final int count = sessionsByEndpoint.get(endpoint) + delta;
+        if (count > 0)
+        {
+            sessionsByEndpoint.put(endpoint, count);
+        }
+        else
+        {
+            sessionsByEndpoint.remove(endpoint);
+        }
+    }
+
+    /**
+     * An open this leader appended, by the connection that asked and its correlation id: two clients may use the
+     * same correlation ids, and one connection cannot replace another's pending open.
+     */
+    private record PendingOpen(int endpoint, long correlationId)
+    {
     }
 
     private void sendEgress(

@@ -462,7 +462,7 @@ class ClientBehaviourTest
             new Random(random.nextLong()));
         services[i] = new FloodService();
         running[i] = new ServiceMember(consensus, transport, logs[i], services[i], SESSION_TIMEOUT_NS, 16,
-            EGRESS_BUFFER, 16, new NoOpIdleStrategy());
+            EGRESS_BUFFER, 16, new NoOpIdleStrategy()).sessionSecrets(new Random(random.nextLong()));
     }
 
     private void crash(final int i)
