@@ -90,16 +90,19 @@ public final class MessageShapes
     }
 
     /**
-     * @return true if the class is one of the listed schemas' generated codecs.
+     * @return true if the class is one of the listed schemas' generated decoders, or an enum or set they decode
+     * into: what reads a received message. Encoders are not: an encoder that throws is this side's own failure.
      */
-    boolean isCodec(final String className)
+    boolean isDecoding(final String className)
     {
         for (int i = 0; i < codecPackages.size(); i++)
         {
             final String p = codecPackages.get(i);
             if (className.startsWith(p) && className.indexOf('.', p.length()) < 0)
             {
-                return true;
+                final int simple = Math.max(className.lastIndexOf('.'), className.lastIndexOf('$')) + 1;
+                return !className.startsWith("Encoder", className.length() - "Encoder".length()) &&
+                    simple < className.length();
             }
         }
         return false;

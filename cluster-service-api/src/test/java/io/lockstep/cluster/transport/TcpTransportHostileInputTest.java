@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -296,6 +297,19 @@ class TcpTransportHostileInputTest
         {
             member.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
         }
+    }
+
+    @Test
+    void anEncoderThatThrowsIsTheReceiversOwnFailureNotTheSenders()
+    {
+        final MessageShapes shapes = ClientProtocolShapes.create();
+        final RuntimeException fromEncoder = assertThrows(IndexOutOfBoundsException.class, () ->
+            new KeepAliveEncoder().wrapAndApplyHeader(new UnsafeBuffer(new byte[4]), 0, header));
+        assertFalse(DecoderFaults.isDecoderFault(fromEncoder, shapes), "an encoder overflowing is a broken invariant");
+        final RuntimeException fromEnum = assertThrows(IllegalArgumentException.class, () ->
+            io.lockstep.cluster.codecs.SessionEventCode.get((short)77));
+        assertTrue(DecoderFaults.isDecoderFault(fromEnum, shapes), "an unknown enum value is the message's");
+        assertFalse(DecoderFaults.isDecoderFault(new IllegalStateException("mine"), shapes));
     }
 
     private void assertAGenuineClientGetsThrough() throws IOException
