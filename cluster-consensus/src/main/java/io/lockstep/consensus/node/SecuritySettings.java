@@ -39,6 +39,8 @@ import java.util.concurrent.TimeUnit;
  * lockstep.client.handshakes.max   connections still in their handshake (default 64); one more evicts the oldest
  * lockstep.client.idle.timeout.ms  a client or tool connection silent this long is closed (default 30000, at least
  *                                10000: clients and tools send a heartbeat every 3 s on every connection)
+ * lockstep.client.buffers.max.bytes  what all client and tool connections' buffers may hold beyond their first 8 KiB
+ *                                (default 67108864); a connection that would need more is closed
  * lockstep.client.sessions.per.connection   sessions open on one connection (default 4)
  * lockstep.client.sessions.per.principal    sessions open for one principal (default 4096: the table's size)
  * lockstep.client.session.opens.per.second  opens one connection may ask for in a second (default 20)
@@ -70,6 +72,7 @@ public record SecuritySettings(
     public static final String CLIENT_CONNECTIONS_MAX = "lockstep.client.connections.max";
     public static final String CLIENT_HANDSHAKES_MAX = "lockstep.client.handshakes.max";
     public static final String CLIENT_IDLE_TIMEOUT_MS = "lockstep.client.idle.timeout.ms";
+    public static final String CLIENT_BUFFERS_MAX_BYTES = "lockstep.client.buffers.max.bytes";
     public static final String SESSIONS_PER_CONNECTION = "lockstep.client.sessions.per.connection";
     public static final String SESSIONS_PER_PRINCIPAL = "lockstep.client.sessions.per.principal";
     public static final String SESSION_OPENS_PER_SECOND = "lockstep.client.session.opens.per.second";
@@ -251,14 +254,26 @@ public record SecuritySettings(
             throw new NodeConfig.ConfigException(source + ": " + CLIENT_IDLE_TIMEOUT_MS + " must be at least 10000 " +
                 "(clients send a heartbeat every 3 s), not " + idleMs);
         }
+        final long bufferBytes;
         try
         {
-            return new ConnectionLimits(clients, handshakes, TimeUnit.MILLISECONDS.toNanos(idleMs));
+            bufferBytes = Long.parseLong(p.getProperty(CLIENT_BUFFERS_MAX_BYTES,
+                Long.toString(defaults.clientBufferBytes())).trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + CLIENT_BUFFERS_MAX_BYTES + " must be a whole " +
+                "number of bytes, not '" + p.getProperty(CLIENT_BUFFERS_MAX_BYTES) + "'");
+        }
+        try
+        {
+            return new ConnectionLimits(clients, handshakes, TimeUnit.MILLISECONDS.toNanos(idleMs), bufferBytes);
         }
         catch (final IllegalArgumentException ex)
         {
             throw new NodeConfig.ConfigException(source + ": " + CLIENT_CONNECTIONS_MAX + ", " +
-                CLIENT_HANDSHAKES_MAX + ", " + CLIENT_IDLE_TIMEOUT_MS + ": " + ex.getMessage());
+                CLIENT_HANDSHAKES_MAX + ", " + CLIENT_IDLE_TIMEOUT_MS + ", " + CLIENT_BUFFERS_MAX_BYTES + ": " +
+                ex.getMessage());
         }
     }
 

@@ -66,8 +66,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private final HashSet<PendingOpen> pendingOpens = new HashSet<>();
     /** Sessions bound to each connection, and opens it has pending: what the per-connection bound counts. */
     private final Int2IntHashMap sessionsByEndpoint = new Int2IntHashMap(0);
-    private final UnsafeBuffer out = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
-    private final UnsafeBuffer entry = new UnsafeBuffer(new byte[64 * 1024 + 1024]);
+    /** Egress and events out: sized in the constructor for the longest egress a session's buffer accepts. */
+    private final UnsafeBuffer out;
+    /** Log entries appended: sized in the constructor for the longest ingress accepted. */
+    private final UnsafeBuffer entry;
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final io.lockstep.consensus.log.MessageHeaderEncoder entryHeader =
@@ -106,6 +108,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         this.transport = transport;
         this.sessionTimeoutNs = sessionTimeoutNs;
         this.maxIngressLength = maxIngressLength;
+        // An egress message may be as long as half a session's egress buffer, which is what maxIngressLength is cut
+        // from; headers, fields and a session event's detail fit in the 2 KiB over it.
+        final int longest = Math.max(64 * 1024, maxIngressLength + 128);
+        this.out = new UnsafeBuffer(new byte[longest + 2048]);
+        this.entry = new UnsafeBuffer(new byte[longest + 2048]);
     }
 
     /**

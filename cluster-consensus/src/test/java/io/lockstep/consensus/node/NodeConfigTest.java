@@ -158,8 +158,10 @@ class NodeConfigTest
         final NodeConfig set = NodeConfig.load(write(GOOD + "lockstep.client.connections.max=10\n" +
             "lockstep.client.handshakes.max=5\nlockstep.client.idle.timeout.ms=20000\n" +
             "lockstep.client.sessions.per.connection=2\nlockstep.client.sessions.per.principal=3\n" +
-            "lockstep.client.session.opens.per.second=4\nlockstep.metrics.address=0.0.0.0\n"), new Properties());
-        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 20_000_000_000L), set.security().limits());
+            "lockstep.client.session.opens.per.second=4\nlockstep.metrics.address=0.0.0.0\n" +
+            "lockstep.client.buffers.max.bytes=2000000\n"), new Properties());
+        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 20_000_000_000L, 2_000_000),
+            set.security().limits());
         assertEquals(new io.lockstep.consensus.service.SessionLimits(2, 3, 4), set.security().sessionLimits());
         assertEquals("0.0.0.0", set.metrics().address());
         assertError("lockstep.client.idle.timeout.ms must be at least 10000", GOOD +

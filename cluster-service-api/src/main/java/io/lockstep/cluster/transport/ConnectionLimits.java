@@ -14,18 +14,22 @@ import java.util.concurrent.TimeUnit;
  *       with a reason, until one closes.</li>
  *   <li>A client or tool connection silent for {@code clientIdleTimeoutNs} is closed. A genuine client sends
  *       keepalives well inside that, and reconnects if it was closed.</li>
- *   <li>A client's buffers start at {@value TcpConnection#HANDSHAKE_BUFFER_LENGTH} bytes and grow as its messages
- *       need, to the transport's bound; a member's are full size from the start.</li>
+ *   <li>A client's buffers start at {@value TcpConnection#HANDSHAKE_BUFFER_LENGTH} bytes and double as the bytes it
+ *       sends (or the replies it does not read) fill them, to the transport's bound on one message; a member's are
+ *       full size from the start. What all clients' buffers hold beyond their first 8 KiB is bounded by
+ *       {@code clientBufferBytes}: a connection that would take more is closed.</li>
  * </ul>
  *
  * @param maxClients          client and tool connections past their Hello.
  * @param maxHandshakes       accepted connections still in their handshake.
  * @param clientIdleTimeoutNs how long a client or tool connection may stay silent.
+ * @param clientBufferBytes   what all client and tool connections' buffers may hold beyond their first 8 KiB.
  */
-public record ConnectionLimits(int maxClients, int maxHandshakes, long clientIdleTimeoutNs)
+public record ConnectionLimits(int maxClients, int maxHandshakes, long clientIdleTimeoutNs, long clientBufferBytes)
 {
-    /** 256 clients, 64 handshakes, 30 s of silence. */
-    public static final ConnectionLimits DEFAULTS = new ConnectionLimits(256, 64, TimeUnit.SECONDS.toNanos(30));
+    /** 256 clients, 64 handshakes, 30 s of silence, 64 MiB of grown client buffers. */
+    public static final ConnectionLimits DEFAULTS =
+        new ConnectionLimits(256, 64, TimeUnit.SECONDS.toNanos(30), 64L * 1024 * 1024);
 
     /**
      * @throws IllegalArgumentException naming the bound that is out of range.
@@ -39,6 +43,11 @@ public record ConnectionLimits(int maxClients, int maxHandshakes, long clientIdl
         if (maxHandshakes < 1 || maxHandshakes > 4096)
         {
             throw new IllegalArgumentException("connections in handshake must be 1 to 4096, not " + maxHandshakes);
+        }
+        if (clientBufferBytes < 1024 * 1024)
+        {
+            throw new IllegalArgumentException("client buffers must be allowed at least 1 MiB, not " +
+                clientBufferBytes);
         }
         if (clientIdleTimeoutNs < TimeUnit.SECONDS.toNanos(1))
         {

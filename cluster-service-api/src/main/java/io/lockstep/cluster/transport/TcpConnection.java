@@ -54,11 +54,15 @@ final class TcpConnection
     byte[] localNonce;
     byte[] peerNonce;
     int claimedId;
+    /** A client's or tool's: what its grown buffers are reserved from; null for a member's connection. */
+    BufferBudget budget;
+    /** Bytes this connection's buffers reserved from the budget. */
+    private long budgeted;
     /** The secret the accepted peer must prove: the member secret for a member, the tool secret for a tool. */
     ClusterSecret handshakeSecret;
     long handshakeDeadlineNs;
-    /** Accepted, and its handshake not done: counted against the transport's bound on those. */
-    boolean acceptedHandshake;
+    /** Accepted, and its handshake not done: it holds one of the transport's bounded handshake slots. */
+    boolean holdsHandshakeSlot;
     /** When a client or tool connection last sent a whole message, or finished its Hello. */
     long lastHeardNs;
     /** When this side last wrote to the connection: a client sends a heartbeat where it has been silent. */
@@ -137,7 +141,7 @@ final class TcpConnection
     }
 
     /** A full-size write buffer, keeping what is queued (a member's, at registration). */
-    void growWriteBuffer()
+    void growWriteBufferToFull()
     {
         if (writeBuffer.capacity() < writeLength)
         {
@@ -146,7 +150,7 @@ final class TcpConnection
     }
 
     /** A full-size read buffer, keeping unread bytes (a member's; after a read pass, never during one). */
-    void growReadBuffer()
+    void growReadBufferToFull()
     {
         if (readBuffer.capacity() < readLength)
         {
@@ -155,45 +159,96 @@ final class TcpConnection
     }
 
     /**
-     * Room for a frame of this length behind what is unread, doubling up to the full size (after a read pass,
-     * never during one).
+     * A client's read buffer is full and a frame is still coming: double it, to the full size at most. It grows only
+     * as bytes arrive, so a length prefix alone makes the member hold nothing.
+     *
+     * @return false if the buffer cannot grow (full size already, or the budget refuses): the frame cannot be read.
      */
-    void growReadBufferFor(final int frameLength)
+    boolean growReadBufferForMore()
     {
-        if (readBuffer.capacity() < readLength && readBuffer.position() + frameLength > readBuffer.capacity())
+        final int capacity = readBuffer.capacity();
+        final int grown = Math.min(readLength, 2 * capacity);
+        return grown > capacity && reserve(grown - capacity) && replaceReadBuffer(grown);
+    }
+
+    /** Room for this many more bytes, doubling up to the full size: false if not to be had. */
+    private boolean growWriteBuffer(final int needed)
+    {
+        final int capacity = writeBuffer.capacity();
+        final int grown = Math.min(writeLength, BitUtil.findNextPositivePowerOfTwo(
+            Math.max(2 * capacity, writeBuffer.position() + needed)));
+        return grown > capacity && reserve(grown - capacity) && replaceWriteBuffer(grown) &&
+            writeBuffer.remaining() >= needed;
+    }
+
+    /** Members' connections are not budgeted: their buffers are full size from the start. */
+    private boolean reserve(final int bytes)
+    {
+        if (null == budget)
         {
-            replaceReadBuffer(Math.min(readLength, BitUtil.findNextPositivePowerOfTwo(
-                Math.max(2 * readBuffer.capacity(), readBuffer.position() + frameLength))));
+            return true;
+        }
+        if (budget.reserve(bytes))
+        {
+            budgeted += bytes;
+            return true;
+        }
+        return false;
+    }
+
+    /** Give back what this connection's buffers took from the budget (as it closes). */
+    void releaseBudget()
+    {
+        if (null != budget)
+        {
+            budget.release(budgeted);
+            budgeted = 0;
         }
     }
 
-    /** Room for this many more bytes, doubling up to the full size: false if even that is not enough. */
-    private boolean growWriteBuffer(final int needed)
+    private boolean replaceWriteBuffer(final int capacity)
     {
-        if (writeBuffer.capacity() >= writeLength)
+        final ByteBuffer old = writeBuffer;
+        final ByteBuffer larger = allocate(capacity);
+        if (null == larger)
         {
             return false;
         }
-        replaceWriteBuffer(Math.min(writeLength, BitUtil.findNextPositivePowerOfTwo(
-            Math.max(2 * writeBuffer.capacity(), writeBuffer.position() + needed))));
-        return writeBuffer.remaining() >= needed;
-    }
-
-    private void replaceWriteBuffer(final int capacity)
-    {
-        final ByteBuffer old = writeBuffer;
-        writeBuffer = BufferUtil.allocateDirectAligned(capacity, 64);
+        writeBuffer = larger;
         writeView = new UnsafeBuffer(writeBuffer);
         old.flip();
         writeBuffer.put(old);
+        return true;
     }
 
-    private void replaceReadBuffer(final int capacity)
+    private boolean replaceReadBuffer(final int capacity)
     {
         final ByteBuffer old = readBuffer;
-        readBuffer = BufferUtil.allocateDirectAligned(capacity, 64);
+        final ByteBuffer larger = allocate(capacity);
+        if (null == larger)
+        {
+            return false;
+        }
+        readBuffer = larger;
         readView = new UnsafeBuffer(readBuffer);
         old.flip();
         readBuffer.put(old);
+        return true;
+    }
+
+    /**
+     * @return a direct buffer, or null if the JVM's direct memory is exhausted: that fails this connection's growth,
+     * never the member.
+     */
+    private static ByteBuffer allocate(final int capacity)
+    {
+        try
+        {
+            return BufferUtil.allocateDirectAligned(capacity, 64);
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            return null;
+        }
     }
 }

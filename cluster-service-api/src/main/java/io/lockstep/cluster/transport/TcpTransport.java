@@ -57,6 +57,7 @@ public final class TcpTransport implements Transport
     /** Small buffers kept for the next accepted connection: enough for every handshake in flight at the bound. */
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final int ACCEPTS_PER_POLL = 16;
     /**
      * A client or tool writes at least this often on every connection, a heartbeat where it has nothing else to
      * say: well inside the shortest idle limit a member's configuration accepts (10 s).
@@ -93,9 +94,10 @@ public final class TcpTransport implements Transport
     private ProblemListener problems = problem -> { };
     private final HandshakeBuffers handshakeBuffers = new HandshakeBuffers(POOLED_HANDSHAKE_BUFFERS);
     private ConnectionLimits limits = ConnectionLimits.DEFAULTS;
+    private final BufferBudget clientBudget = new BufferBudget(ConnectionLimits.DEFAULTS.clientBufferBytes());
     private int handshakesPending;
     /** Accepted connections still in their handshake (dialled ones are this member's own, and bounded by ids). */
-    private int acceptedHandshakes;
+    private int handshakeSlotsHeld;
     private long nextSweepNs;
     private long nextHeartbeatNs;
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
@@ -271,6 +273,7 @@ public final class TcpTransport implements Transport
     public TcpTransport limits(final ConnectionLimits limits)
     {
         this.limits = limits;
+        clientBudget.limit(limits.clientBufferBytes());
         return this;
     }
 
@@ -526,10 +529,10 @@ public final class TcpTransport implements Transport
             c.handshakeDeadlineNs = 0;
             handshakesPending--;
         }
-        if (c.acceptedHandshake)
+        if (c.holdsHandshakeSlot)
         {
-            c.acceptedHandshake = false;
-            acceptedHandshakes--;
+            c.holdsHandshakeSlot = false;
+            handshakeSlotsHeld--;
         }
         c.stage = TcpConnection.Stage.READY;
     }
@@ -539,9 +542,10 @@ public final class TcpTransport implements Transport
         try
         {
             SocketChannel channel;
-            while (null != (channel = server.accept()))
+            // Bounded per poll, so that a flood of connects cannot keep the member's thread from everything else.
+            for (int accepted = 0; accepted < ACCEPTS_PER_POLL && null != (channel = server.accept()); accepted++)
             {
-                if (acceptedHandshakes >= limits.maxHandshakes())
+                if (handshakeSlotsHeld >= limits.maxHandshakes())
                 {
                     evictOldestHandshake();
                 }
@@ -551,10 +555,13 @@ public final class TcpTransport implements Transport
                 c.markOpenForHandshake(handshakeBuffers);
                 c.stage = TcpConnection.Stage.AWAIT_HELLO;
                 startHandshake(c);
-                c.acceptedHandshake = true;
-                acceptedHandshakes++;
+                c.holdsHandshakeSlot = true;
+                handshakeSlotsHeld++;
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
                 all.add(c);
+                // A genuine peer says Hello as soon as it connects: read it now, so that its handshake moves on before
+                // the connects queued behind it can crowd it out.
+                read(c);
             }
         }
         catch (final IOException ex)
@@ -564,8 +571,10 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Make room for one more accepted connection by closing the one that has been in its handshake longest: a flood
-     * of silent connects then costs a reconnecting member a retry, where refusing new ones would lock it out.
+     * Make room for one more accepted connection by closing the one that has waited longest without saying Hello, or
+     * if every one has, the one longest in its handshake. A peer that says Hello at once, as members, tools and
+     * clients do, is past this stage before the silent ones queued around it: refusing new connections instead
+     * would lock out a reconnecting member for as long as a flood lasts.
      */
     private void evictOldestHandshake()
     {
@@ -573,7 +582,9 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final TcpConnection c = all.get(i);
-            if (c.acceptedHandshake && (null == oldest || c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
+            if (c.holdsHandshakeSlot && (null == oldest ||
+                (TcpConnection.Stage.AWAIT_HELLO == c.stage) != (TcpConnection.Stage.AWAIT_HELLO == oldest.stage) ?
+                TcpConnection.Stage.AWAIT_HELLO == c.stage : c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
             {
                 oldest = c;
             }
@@ -644,10 +655,12 @@ public final class TcpTransport implements Transport
         }
         c.readBuffer.limit(limit).position(offset);
         c.readBuffer.compact();
-        if (TcpConnection.Stage.READY == c.stage && c.readBuffer.position() >= LENGTH_PREFIX)
+        if (TcpConnection.Stage.READY == c.stage && !c.readBuffer.hasRemaining() && !c.growReadBufferForMore())
         {
-            // A frame is still coming: a client's buffer grows to hold it (its length was checked above).
-            c.growReadBufferFor(LENGTH_PREFIX + c.readView.getInt(0, ByteOrder.LITTLE_ENDIAN));
+            // Full, with a frame still coming: it did not fit the budget for clients' buffers, or the JVM's memory.
+            disconnect(c, "a frame of " + c.readView.getInt(0, ByteOrder.LITTLE_ENDIAN) + " bytes does not fit " +
+                "the buffers left for clients (" + clientBudget.used() + " bytes in use; " +
+                "lockstep.client.buffers.max.bytes)");
         }
     }
 
@@ -867,13 +880,14 @@ public final class TcpTransport implements Transport
         c.connected = true;
         if (peerId < 0)
         {
+            c.budget = clientBudget;
             c.endpoint = nextClientEndpoint++;
             c.lastHeardNs = nowNs;
             clientConnections.put(c.endpoint, c);
             return true;
         }
-        c.growWriteBuffer();
-        c.growReadBuffer();
+        c.growWriteBufferToFull();
+        c.growReadBufferToFull();
         final TcpConnection previous = memberConnections[peerId];
         if (null != previous && previous != c)
         {
@@ -906,10 +920,10 @@ public final class TcpTransport implements Transport
             c.handshakeDeadlineNs = 0;
             handshakesPending--;
         }
-        if (c.acceptedHandshake)
+        if (c.holdsHandshakeSlot)
         {
-            c.acceptedHandshake = false;
-            acceptedHandshakes--;
+            c.holdsHandshakeSlot = false;
+            handshakeSlotsHeld--;
         }
         c.open = false;
         c.connected = false;
@@ -920,6 +934,7 @@ public final class TcpTransport implements Transport
         CloseHelper.quietClose(c.channel);
         if (c.connectTo < 0)
         {
+            c.releaseBudget();
             c.releaseBuffers(handshakeBuffers);
         }
         all.remove(c);

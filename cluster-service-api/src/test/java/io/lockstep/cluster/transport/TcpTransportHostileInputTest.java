@@ -183,7 +183,7 @@ class TcpTransportHostileInputTest
     @Test
     void silentConnectsBeyondTheHandshakeBoundEvictTheOldestAndNeverLockOutAClient() throws IOException
     {
-        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(30)));
+        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(30), 64L << 20));
         final List<Socket> silent = new ArrayList<>();
         try
         {
@@ -208,7 +208,7 @@ class TcpTransportHostileInputTest
     @Test
     void clientsPastTheBoundAreRefusedAndIdleOnesClosed() throws IOException
     {
-        member.limits(new ConnectionLimits(2, 4, TimeUnit.SECONDS.toNanos(1)));
+        member.limits(new ConnectionLimits(2, 4, TimeUnit.SECONDS.toNanos(1), 64L << 20));
         try (Socket first = new Socket("127.0.0.1", port); Socket second = new Socket("127.0.0.1", port))
         {
             first.getOutputStream().write(frame(hello(-1, false)));
@@ -233,7 +233,7 @@ class TcpTransportHostileInputTest
     @Test
     void aClientWithNothingToSayHeartbeatsAndIsNotClosedAsIdle()
     {
-        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(5)));
+        member.limits(new ConnectionLimits(4, 4, TimeUnit.SECONDS.toNanos(5), 64L << 20));
         // A client transport connects to every member, and may have nothing to say to most of them for long.
         final TcpTransport client = new TcpTransport(-1, List.of(new Member(0, "127.0.0.1", port, true)), 1 << 16);
         try
@@ -261,6 +261,49 @@ class TcpTransportHostileInputTest
         finally
         {
             client.close();
+        }
+    }
+
+    @Test
+    void clientsBuffersGrowOnlyAsBytesArriveAndWithinTheBudgetForAllClients() throws IOException
+    {
+        member.limits(new ConnectionLimits(64, 64, TimeUnit.SECONDS.toNanos(30), 1024 * 1024));
+        final UnsafeBuffer ingress = new UnsafeBuffer(new byte[8 + 16 + 4 + 60_000]);
+        new io.lockstep.cluster.codecs.IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
+            .sequence(1).putPayload(new byte[60_000], 0, 60_000);
+        final List<Socket> clients = new ArrayList<>();
+        try
+        {
+            // A length prefix alone claims 60 KB and costs the member nothing: many such clients fit any budget.
+            for (int i = 0; i < 40; i++)
+            {
+                final Socket socket = new Socket("127.0.0.1", port);
+                clients.add(socket);
+                socket.getOutputStream().write(frame(hello(-1, false)));
+                socket.getOutputStream().write(java.util.Arrays.copyOf(frame(ingress.byteArray()), 4));
+                pollFor(5);
+            }
+            assertEquals(40, member.clientConnections(), problems.toString());
+            assertEquals(List.of(), problems, "prefixes alone take nothing from the budget");
+            // Sending the bytes grows each buffer to 64 KiB: about 18 fit a 1 MiB budget, the rest are closed.
+            for (final Socket socket : clients)
+            {
+                socket.getOutputStream().write(java.util.Arrays.copyOfRange(frame(ingress.byteArray()), 4,
+                    4 + ingress.capacity()));
+                pollFor(5);
+            }
+            pollFor(200);
+            final long refused = problems.stream().filter(p -> p.contains("does not fit the buffers left for " +
+                "clients")).count();
+            assertTrue(refused >= 15 && refused <= 25, refused + " closed of 40: " + problems);
+            assertEquals(40 - refused, delivered.size(), "the clients within the budget were served");
+        }
+        finally
+        {
+            for (final Socket socket : clients)
+            {
+                socket.close();
+            }
         }
     }
 
@@ -295,7 +338,7 @@ class TcpTransportHostileInputTest
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         while (System.nanoTime() < deadline)
         {
-            member.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
+            member.poll(System.nanoTime(), (from, buffer, offset, length) -> delivered.add(from));
         }
     }
 
