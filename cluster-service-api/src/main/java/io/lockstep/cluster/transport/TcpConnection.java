@@ -54,6 +54,8 @@ final class TcpConnection
     byte[] localNonce;
     byte[] peerNonce;
     int claimedId;
+    /** Proved the tool secret: counted against the tools' own slots, not the clients'. */
+    boolean tool;
     /** A client's or tool's: what its grown buffers are reserved from; null for a member's connection. */
     BufferBudget budget;
     /** Bytes this connection's buffers reserved from the budget. */

@@ -58,6 +58,8 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
+    /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
+    private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
      * A client or tool writes at least this often on every connection, a heartbeat where it has nothing else to
      * say: well inside the shortest idle limit a member's configuration accepts (10 s).
@@ -98,6 +100,7 @@ public final class TcpTransport implements Transport
     private int handshakesPending;
     /** Accepted connections still in their handshake (dialled ones are this member's own, and bounded by ids). */
     private int handshakeSlotsHeld;
+    private int toolConnections;
     private long nextSweepNs;
     private long nextHeartbeatNs;
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
@@ -779,8 +782,9 @@ public final class TcpTransport implements Transport
                 return false;
             }
         }
-        else if (clientConnections.size() >= limits.maxClients())
+        else if (!authenticating && clientConnections.size() - toolConnections >= limits.maxClients())
         {
+            // Tools have slots of their own, taken once they proved the tool secret: clients cannot crowd them out.
             disconnect(c, "refused a client connection: " + limits.maxClients() + " are open " +
                 "(lockstep.client.connections.max)");
             return false;
@@ -880,6 +884,16 @@ public final class TcpTransport implements Transport
         c.connected = true;
         if (peerId < 0)
         {
+            if (trusted && null != secret)
+            {
+                if (toolConnections >= MAX_TOOL_CONNECTIONS)
+                {
+                    disconnect(c, "refused a tool connection: " + MAX_TOOL_CONNECTIONS + " are open");
+                    return false;
+                }
+                c.tool = true;
+                toolConnections++;
+            }
             c.budget = clientBudget;
             c.endpoint = nextClientEndpoint++;
             c.lastHeardNs = nowNs;
@@ -941,6 +955,10 @@ public final class TcpTransport implements Transport
         if (c.endpoint >= CLIENT_ENDPOINT_BASE)
         {
             clientConnections.remove(c.endpoint);
+            if (c.tool)
+            {
+                toolConnections--;
+            }
         }
         else if (c.endpoint >= 0 && memberConnections[c.endpoint] == c)
         {

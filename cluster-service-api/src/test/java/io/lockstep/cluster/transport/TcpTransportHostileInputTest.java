@@ -222,6 +222,27 @@ class TcpTransportHostileInputTest
             assertClosedAfter(frame(hello(-1, false)));
             assertTrue(last().contains("2 are open (lockstep.client.connections.max)"), last());
 
+            // A tool has slots of its own: with the client slots full, it still gets in.
+            final TcpTransport tool = new TcpTransport(-1, List.of(new Member(0, "127.0.0.1", port, true)), 0,
+                1 << 16, ClusterSecret.of("a-tool-secret-for-this-test".getBytes(
+                java.nio.charset.StandardCharsets.US_ASCII)), ClientProtocolShapes.create());
+            try
+            {
+                final long toolDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!tool.isConnected(0) || member.clientConnections() < 3)
+                {
+                    assertTrue(System.nanoTime() < toolDeadline, "the tool got in: " + problems);
+                    tool.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
+                    tool.flush(System.nanoTime());
+                    member.poll(System.nanoTime(), (from, buffer, offset, length) -> { });
+                    member.flush(System.nanoTime());
+                }
+            }
+            finally
+            {
+                tool.close();
+            }
+
             // Two seconds of the member's clock later, both are closed for silence.
             final long later = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             member.poll(later, (from, buffer, offset, length) -> { });
