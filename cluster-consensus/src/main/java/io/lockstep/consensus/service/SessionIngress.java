@@ -52,7 +52,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private static final int MAX_CREDENTIALS_LENGTH = 4096;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
     private SessionLimits limits = SessionLimits.DEFAULTS;
-    /** Opens asked for per connection in the current one-second window: endpoint to {window start, count}. */
+    /** Opens and resumes asked for per connection in the current one-second window: endpoint to {start, count}. */
     private final Int2ObjectHashMap<long[]> openWindows = new Int2ObjectHashMap<>();
     /** Where session secrets come from: a cryptographically strong generator unless a simulation seeds one. */
     private RandomGenerator secrets = new SecureRandom();
@@ -344,6 +344,15 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             sendEvent(endpoint, correlationId, resume, SessionEventCode.REDIRECT, -1);
             return;
         }
+        if (!withinConnectRate(endpoint))
+        {
+            // Each resume may resend a session's whole egress buffer: bounded like opens.
+            consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
+            sendEvent(endpoint, correlationId, resume, SessionEventCode.REFUSED, -1, "more than " +
+                limits.opensPerSecondPerConnection() + " opens and resumes a second on this connection " +
+                "(lockstep.client.session.opens.per.second)", Secret.NONE);
+            return;
+        }
         final SessionTable.Session session = container.sessionTable().get(resume);
         if (null == session)
         {
@@ -387,10 +396,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         {
             return "the session table is full (" + table.maxSessions() + " sessions)";
         }
-        if (!withinOpenRate(endpoint))
+        if (!withinConnectRate(endpoint))
         {
-            return "more than " + limits.opensPerSecondPerConnection() + " opens a second on this connection " +
-                "(lockstep.client.session.opens.per.second)";
+            return "more than " + limits.opensPerSecondPerConnection() + " opens and resumes a second on this " +
+                "connection (lockstep.client.session.opens.per.second)";
         }
         final int onConnection = sessionsByEndpoint.get(endpoint);
         if (onConnection >= limits.perConnection())
@@ -406,7 +415,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     }
 
     /** A fixed one-second window per connection; windows of connections long gone are swept as the map grows. */
-    private boolean withinOpenRate(final int endpoint)
+    private boolean withinConnectRate(final int endpoint)
     {
         final long nowNs = consensus.nowNs();
         final long windowNs = 1_000_000_000L;

@@ -9,7 +9,8 @@ package io.lockstep.consensus.service;
  * @param perConnection           sessions open (or being opened) on one connection.
  * @param perPrincipal            sessions open for one authenticated principal (under accept-all every client is the
  *                                same, empty, principal: this then bounds them all together).
- * @param opensPerSecondPerConnection opens one connection may ask for in a second.
+ * @param opensPerSecondPerConnection opens and resumes one connection may ask for in a second (a resume may resend
+ *                                    a session's whole egress buffer).
  */
 public record SessionLimits(int perConnection, int perPrincipal, int opensPerSecondPerConnection)
 {

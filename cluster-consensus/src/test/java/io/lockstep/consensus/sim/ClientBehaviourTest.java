@@ -268,7 +268,7 @@ class ClientBehaviourTest
         assertEquals("REFUSED 2 sessions are open on this connection (lockstep.client.sessions.per.connection)",
             answers.get(2));
         // Three asked in this second already: the fourth is refused for the rate, whatever else.
-        assertTrue(rawOpen(3).startsWith("REFUSED more than 3 opens a second on this connection"));
+        assertTrue(rawOpen(3).startsWith("REFUSED more than 3 opens and resumes a second on this connection"));
 
         for (final ServiceMember member : running)
         {
