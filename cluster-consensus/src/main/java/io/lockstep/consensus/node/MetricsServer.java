@@ -74,11 +74,9 @@ final class MetricsServer implements AutoCloseable
     }
 
     /**
-     * @return why the member is not ready, or null if it is.
-     */
-    /**
-     * The JDK's server reads its request and response time limits (whole seconds) from system properties, once,
-     * when its first server is made: set here unless the operator set them, before that happens.
+     * The JDK's server reads its request and response time limits (whole seconds, so the timeout is rounded up)
+     * from system properties, once, when its first server is made: set here unless the operator set them, before
+     * that happens. They are the JVM's: an application embedding a member shares them.
      */
     private static void boundRequestTimes(final int timeoutMs)
     {
@@ -92,6 +90,9 @@ final class MetricsServer implements AutoCloseable
         }
     }
 
+    /**
+     * @return why the member is not ready, or null if it is.
+     */
     static String notReadyReason(final MemberMetrics metrics)
     {
         if (metrics.get(MemberMetrics.LEADER_ID) < 0)

@@ -148,7 +148,7 @@ final class Backup
         }
         new FileElectionState(dir).save(clusterTerm, io.lockstep.consensus.ElectionStateStore.VOTE_UNKNOWN);
         out.printf("backup member=%d dir=%s snapshot_position=%d log_end=%d term=%d bytes=%d elapsed_ms=%d%n",
-            source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, lastTerm,
+            source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, clusterTerm,
             bytes, (System.nanoTime() - start) / 1_000_000);
         return 0;
     }

@@ -286,6 +286,39 @@ class ClientBehaviourTest
         assertFalse(recorderA.closed);
     }
 
+    @Test
+    void aMemberMessageNamingAnotherSenderThanItsConnectionIsDroppedAndCounted()
+    {
+        runUntil(() -> leader() >= 0, "a leader");
+        final int leader = leader();
+        final int from = (leader + 1) % 3;
+        final int named = (leader + 2) % 3;
+        final io.lockstep.consensus.MemberMetrics metrics = running[leader].consensus().metrics();
+        final long before = metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS);
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
+        final long term = running[leader].consensus().term();
+        // Sent on member "from"'s own connection, naming member "named" as the voter and the follower.
+        final int vote = io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+            new io.lockstep.consensus.codecs.VoteEncoder().wrapAndApplyHeader(out, 0,
+            new io.lockstep.consensus.codecs.MessageHeaderEncoder()).term(term).voterId(named).candidateTerm(term)
+            .granted(io.lockstep.consensus.codecs.BooleanType.TRUE)
+            .preVote(io.lockstep.consensus.codecs.BooleanType.FALSE).configEpoch(0).encodedLength();
+        assertTrue(network.transportFor(from).send(leader, out, 0, vote));
+        runUntil(() -> metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS) == before + 1,
+            "the forged vote counted");
+        final int notice = io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+            new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder().wrapAndApplyHeader(out, 0,
+            new io.lockstep.consensus.codecs.MessageHeaderEncoder()).memberId(named).configEpoch(99)
+            .voters(1L << from).learners(0).configVersion(0).encodedLength();
+        assertTrue(network.transportFor(from).send(leader, out, 0, notice));
+        runUntil(() -> metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS) == before + 2,
+            "the forged notice counted");
+        runFor(TimeUnit.MILLISECONDS.toNanos(100));
+        assertEquals(leader, leader(), "nothing changed: the same leader");
+        assertEquals(term, running[leader].consensus().term());
+        assertTrue(running[leader].consensus().membership().isMember(leader), "the configuration is unchanged");
+    }
+
     /** An open from the impostor's endpoint, as raw bytes; returns the code and detail of the answer. */
     private String rawOpen(final long correlationId)
     {

@@ -68,7 +68,14 @@ public final class MessageShapes
             }
             newestVersion.put(id, version);
         });
-        other.byTemplate.forEach(byTemplate::put);
+        other.byTemplate.forEach((key, shape) ->
+        {
+            if (null != byTemplate.put(key, shape))
+            {
+                throw new IllegalArgumentException("template " + (key & 0xFFFF) + " of schema " + (key >>> 16) +
+                    " is listed twice");
+            }
+        });
         codecPackages.addAll(other.codecPackages);
         return this;
     }
