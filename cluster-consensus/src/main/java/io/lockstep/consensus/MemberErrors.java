@@ -8,9 +8,11 @@ import java.util.List;
 
 /**
  * A member's recent errors, distinct by kind and message, each with a count and the wall-clock times it was first
- * and last seen: what {@code tool errors} prints. Bounded: at most {@link #MAX_DISTINCT} distinct errors are kept,
- * and a new one beyond that replaces the one seen longest ago, so a flood of garbage from one peer cannot grow the
- * member's memory. Member thread only (recorded and read there); errors are rare, so allocating here is fine.
+ * and last seen: what {@code tool errors} prints. Messages that differ only in their numbers (a length, an id, a
+ * position) are one error, shown with the latest numbers. Bounded: at most {@link #MAX_DISTINCT} distinct errors
+ * are kept; a new one beyond that replaces the one seen longest ago of the kind that holds the most, so a flood of
+ * garbage from one peer can neither grow the member's memory nor push rarer evidence (a forged sender, say) out.
+ * Member thread only (recorded and read there); errors are rare, so allocating here is fine.
  */
 public final class MemberErrors
 {
@@ -24,14 +26,17 @@ public final class MemberErrors
     private static final class Slot
     {
         final String kind;
-        final String message;
+        /** The message with every run of digits as '#': what makes errors the same. */
+        final String shape;
+        String message;
         long count;
         final long firstEpochNs;
         long lastEpochNs;
 
-        Slot(final String kind, final String message, final long nowNs)
+        Slot(final String kind, final String shape, final String message, final long nowNs)
         {
             this.kind = kind;
+            this.shape = shape;
             this.message = message;
             this.firstEpochNs = nowNs;
             this.lastEpochNs = nowNs;
@@ -58,28 +63,75 @@ public final class MemberErrors
         final long now = wallClock.nanoTime();
         total++;
         metrics.increment(MemberMetrics.ERRORS);
-        Slot oldest = null;
+        final String shape = shape(message);
         for (int i = 0; i < slots.size(); i++)
         {
             final Slot s = slots.get(i);
-            if (s.kind.equals(kind) && s.message.equals(message))
+            if (s.kind.equals(kind) && s.shape.equals(shape))
             {
                 s.count++;
                 s.lastEpochNs = now;
+                s.message = message;
                 return;
-            }
-            if (null == oldest || s.lastEpochNs < oldest.lastEpochNs)
-            {
-                oldest = s;
             }
         }
         if (slots.size() >= MAX_DISTINCT)
         {
-            slots.remove(oldest);
+            slots.remove(oldestOfCommonestKind());
         }
-        final Slot slot = new Slot(kind, message, now);
+        final Slot slot = new Slot(kind, shape, message, now);
         slot.count = 1;
         slots.add(slot);
+    }
+
+    private Slot oldestOfCommonestKind()
+    {
+        String commonest = null;
+        int most = 0;
+        for (int i = 0; i < slots.size(); i++)
+        {
+            int count = 0;
+            for (int j = 0; j < slots.size(); j++)
+            {
+                count += slots.get(j).kind.equals(slots.get(i).kind) ? 1 : 0;
+            }
+            if (count > most)
+            {
+                most = count;
+                commonest = slots.get(i).kind;
+            }
+        }
+        Slot oldest = null;
+        for (int i = 0; i < slots.size(); i++)
+        {
+            final Slot s = slots.get(i);
+            if (s.kind.equals(commonest) && (null == oldest || s.lastEpochNs < oldest.lastEpochNs))
+            {
+                oldest = s;
+            }
+        }
+        return oldest;
+    }
+
+    private static String shape(final String message)
+    {
+        final StringBuilder shape = new StringBuilder(message.length());
+        for (int i = 0; i < message.length(); i++)
+        {
+            final char c = message.charAt(i);
+            if (c >= '0' && c <= '9')
+            {
+                if (shape.length() == 0 || shape.charAt(shape.length() - 1) != '#')
+                {
+                    shape.append('#');
+                }
+            }
+            else
+            {
+                shape.append(c);
+            }
+        }
+        return shape.toString();
     }
 
     /**
