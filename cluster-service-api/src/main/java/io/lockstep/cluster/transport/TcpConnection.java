@@ -210,32 +210,38 @@ final class TcpConnection
 
     private boolean replaceWriteBuffer(final int capacity)
     {
-        final ByteBuffer old = writeBuffer;
-        final ByteBuffer larger = allocate(capacity);
+        final ByteBuffer larger = copyInto(writeBuffer, capacity);
         if (null == larger)
         {
             return false;
         }
         writeBuffer = larger;
-        writeView = new UnsafeBuffer(writeBuffer);
-        old.flip();
-        writeBuffer.put(old);
+        writeView = new UnsafeBuffer(larger);
         return true;
     }
 
     private boolean replaceReadBuffer(final int capacity)
     {
-        final ByteBuffer old = readBuffer;
-        final ByteBuffer larger = allocate(capacity);
+        final ByteBuffer larger = copyInto(readBuffer, capacity);
         if (null == larger)
         {
             return false;
         }
         readBuffer = larger;
-        readView = new UnsafeBuffer(readBuffer);
-        old.flip();
-        readBuffer.put(old);
+        readView = new UnsafeBuffer(larger);
         return true;
+    }
+
+    /** A larger buffer holding what the old one held (its bytes up to its position), or null if none can be had. */
+    private static ByteBuffer copyInto(final ByteBuffer old, final int capacity)
+    {
+        final ByteBuffer larger = allocate(capacity);
+        if (null != larger)
+        {
+            old.flip();
+            larger.put(old);
+        }
+        return larger;
     }
 
     /**
