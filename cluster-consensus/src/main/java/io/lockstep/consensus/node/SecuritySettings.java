@@ -178,6 +178,12 @@ public record SecuritySettings(
         {
             return secret;
         }
+        if (!Files.exists(configDir.resolve(file)))
+        {
+            throw new NodeConfig.ConfigException(source + ": " + key + ": " + configDir.resolve(file) + " not found: " +
+                "while rotating, this is the other secret (the old one, or the new one not yet proved with): copy it " +
+                "here, or remove the key once the rotation is done");
+        }
         try
         {
             return secret.alsoAccepting(readPrivate(source, configDir.resolve(file), key, p));
