@@ -925,7 +925,9 @@ public final class TcpTransport implements Transport
     {
         if (null != reason)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} dropped connection to {1}: {2}", selfId,
+            // A client or tool retries every backoff interval and reports the last reason itself: not a line each.
+            LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                "member {0} dropped connection to {1}: {2}", selfId,
                 c.endpoint >= 0 ? c.endpoint : "unidentified peer", reason);
             problems.onProblem(reason);
         }
