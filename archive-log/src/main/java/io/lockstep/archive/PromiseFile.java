@@ -118,7 +118,7 @@ final class PromiseFile implements AutoCloseable
      */
     static String status(final Path file)
     {
-        if (!java.nio.file.Files.exists(file))
+        if (!Files.exists(file))
         {
             return MISSING;
         }

@@ -14,6 +14,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -206,7 +207,7 @@ public record SecuritySettings(
         {
             return secret;
         }
-        final java.util.Set<PosixFilePermission> permissions;
+        final Set<PosixFilePermission> permissions;
         try
         {
             permissions = Files.getPosixFilePermissions(file);

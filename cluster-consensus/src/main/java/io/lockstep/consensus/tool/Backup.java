@@ -2,6 +2,7 @@ package io.lockstep.consensus.tool;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.consensus.ElectionStateStore;
 import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.codecs.BackupStatus;
 import io.lockstep.consensus.codecs.Role;
@@ -146,7 +147,7 @@ final class Backup
         {
             clusterTerm = Math.max(clusterTerm, s.term());
         }
-        new FileElectionState(dir).save(clusterTerm, io.lockstep.consensus.ElectionStateStore.VOTE_UNKNOWN);
+        new FileElectionState(dir).save(clusterTerm, ElectionStateStore.VOTE_UNKNOWN);
         out.printf("backup member=%d dir=%s snapshot_position=%d log_end=%d term=%d bytes=%d elapsed_ms=%d%n",
             source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, clusterTerm,
             bytes, (System.nanoTime() - start) / 1_000_000);
