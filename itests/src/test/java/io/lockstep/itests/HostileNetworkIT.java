@@ -50,6 +50,12 @@ class HostileNetworkIT
 {
     private static final int RATE = 1_000;
     private static final long ATTACK_MS = 8_000;
+    /**
+     * A pause between the attackers' rounds, us ({@code -Dlockstep.attack.pauseUs}); 0 (the default) sends as fast as
+     * the attackers' threads can. On a machine where attacker and members share the cores, a pause separates what
+     * the members' defences cost from what the attackers' own CPU takes from the members.
+     */
+    private static final long PAUSE_NS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("lockstep.attack.pauseUs", 0));
 
     @TempDir
     Path dir;
@@ -85,8 +91,21 @@ class HostileNetworkIT
                     final Attacker attacker = new Attacker(cluster.members());
                     final SessionAttacker sessions = new SessionAttacker(cluster.members());
                     final IdentityAttacker identity = new IdentityAttacker(cluster.members(), cluster.toolSecret());
-                    final List<Thread> threads = List.of(new Thread(attacker, "attacker"),
-                        new Thread(sessions, "session-attacker"), new Thread(identity, "identity-attacker"));
+                    // -Dlockstep.attack.only=garbage|sessions|identity runs one attacker alone, to see what each costs.
+                    final String only = System.getProperty("lockstep.attack.only", "");
+                    final List<Thread> threads = new java.util.ArrayList<>();
+                    if (only.isEmpty() || only.equals("garbage"))
+                    {
+                        threads.add(new Thread(attacker, "attacker"));
+                    }
+                    if (only.isEmpty() || only.equals("sessions"))
+                    {
+                        threads.add(new Thread(sessions, "session-attacker"));
+                    }
+                    if (only.isEmpty() || only.equals("identity"))
+                    {
+                        threads.add(new Thread(identity, "identity-attacker"));
+                    }
                     threads.forEach(Thread::start);
                     genuine.runFor(ATTACK_MS);
                     attacker.stop.set(true);
@@ -100,10 +119,13 @@ class HostileNetworkIT
                     assertNull(sessions.failure.get(), "the session attacker's own code failed");
                     assertNull(identity.failure.get(), "the identity attacker's own code failed");
                     assertEquals(genuineSession, client.sessionId(), "the genuine client kept its session");
-                    assertTrue(sessions.refusedOpens.get() > 0, "the open flood met a bound");
+                    if (only.isEmpty())
+                    {
+                        assertTrue(sessions.refusedOpens.get() > 0, "the open flood met a bound");
+                        assertTrue(sessions.rejectedResumes.get() > 0, "guessed resumes were answered with a refusal");
+                    }
                     assertFalse(identity.posedAsMember.get(), "the tool secret let no one pass as a member");
                     assertEquals(0, sessions.resumed.get(), "no guessed resume was accepted");
-                    assertTrue(sessions.rejectedResumes.get() > 0, "guessed resumes were answered with a refusal");
                     final Histogram during = genuine.latencies().copy();
                     genuine.finishAndCheck(20_000, "genuine client under attack");
 
@@ -126,19 +148,28 @@ class HostileNetworkIT
                         assertTrue(rssAfter[i] < rssBefore[i] + 512L * 1024 * 1024, "member " + i +
                             " memory bounded: " + rssBefore[i] + " -> " + rssAfter[i] + " KiB");
                     }
-                    System.out.printf("hostile network: %d garbage connections (%d bytes), %d session opens " +
+                    System.out.printf("hostile network (attackers' pause %d us): %d garbage connections (%d bytes), %d session opens " +
                         "(%d refused at a bound, %d opened), %d guessed resumes (%d refused, 0 accepted), %d idle " +
                         "connections after Hello held, %d duty cycles claiming a member's id and %d forged notices " +
                         "sent as a tool with the tool secret, over %d ms; genuine client at %d msg/s: %d messages, lost 0, duplicated 0, same " +
                         "session; latency without the attacker %s; during the attack %s; member RSS before %s KiB, " +
                         "after %s KiB%n",
-                        attacker.connections.get(), attacker.bytes.get(), sessions.opens.get(),
+                        TimeUnit.NANOSECONDS.toMicros(PAUSE_NS), attacker.connections.get(), attacker.bytes.get(),
+                        sessions.opens.get(),
                         sessions.refusedOpens.get(), sessions.opened.get(), sessions.resumes.get(),
                         sessions.rejectedResumes.get(), sessions.idleHeld.get(), identity.claims.get(),
                         identity.notices.get(), ATTACK_MS, RATE, genuine.sent(), percentiles(quiet),
                         percentiles(during), Arrays.toString(rssBefore), Arrays.toString(rssAfter));
                 }
             }
+        }
+    }
+
+    private static void pause()
+    {
+        if (PAUSE_NS > 0)
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(PAUSE_NS);
         }
     }
 
@@ -214,6 +245,7 @@ class HostileNetworkIT
                         resumes.incrementAndGet();
                         raw.drain(this::onEvent);
                     }
+                    pause();
                     if (idle.size() < 300)
                     {
                         final Member member = members.get(idle.size() % members.size());
@@ -434,6 +466,7 @@ class HostileNetworkIT
                         send(member, HostileBytes.helloFillingThePreHandshakeBufferThenAShortProof());
                         send(member, straddlingGarbage());
                     }
+                    pause();
                 }
             }
             catch (final Throwable ex)

@@ -58,6 +58,7 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
+    private static final int LOG_LINES_PER_SECOND = 10;
     /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
     private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
@@ -103,6 +104,9 @@ public final class TcpTransport implements Transport
     private int toolConnections;
     private long nextSweepNs;
     private long nextHeartbeatNs;
+    private long logWindowStartNs = Long.MIN_VALUE / 2;
+    private int logLinesInWindow;
+    private long logLinesHeldBack;
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
@@ -921,14 +925,37 @@ public final class TcpTransport implements Transport
             templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
     }
 
+    /**
+     * A line per dropped connection, at most {@link #LOG_LINES_PER_SECOND} a second: a flood of bad connections
+     * must not turn the member's thread into a log writer. The lines held back are counted in the next one; the
+     * problem listener (counters, {@code tool errors}) still hears every one. A client or tool retries every backoff
+     * interval and reports the last reason itself: its lines are debug.
+     */
+    private void logDropped(final TcpConnection c, final String reason)
+    {
+        if (nowNs - logWindowStartNs >= TimeUnit.SECONDS.toNanos(1))
+        {
+            logWindowStartNs = nowNs;
+            logLinesInWindow = 0;
+        }
+        if (++logLinesInWindow > LOG_LINES_PER_SECOND)
+        {
+            logLinesHeldBack++;
+            return;
+        }
+        final String heldBack = 0 == logLinesHeldBack ? "" : " (" + logLinesHeldBack + " more dropped connections " +
+            "were not logged: see lockstep_connections_refused_total and tool errors)";
+        logLinesHeldBack = 0;
+        LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+            "member {0} dropped connection to {1}: {2}{3}", selfId,
+            c.endpoint >= 0 ? c.endpoint : "unidentified peer", reason, heldBack);
+    }
+
     private void disconnect(final TcpConnection c, final String reason)
     {
         if (null != reason)
         {
-            // A client or tool retries every backoff interval and reports the last reason itself: not a line each.
-            LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                "member {0} dropped connection to {1}: {2}", selfId,
-                c.endpoint >= 0 ? c.endpoint : "unidentified peer", reason);
+            logDropped(c, reason);
             problems.onProblem(reason);
         }
         if (c.handshakeDeadlineNs > 0)
