@@ -53,11 +53,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * handshake messages out of order. Then a flood of connections that never say Hello.
  * Afterwards every member must still run and answer, nothing may have been appended (no one who sent garbage holds
  * the secret or a token), the members must have logged reasons, and a genuine client must still get through.
- * {@code -Dlockstep.fuzz.seeds=N} (default 300) and {@code -Dlockstep.fuzz.firstSeed=S}; a failure names its seed.
+ * {@code -Dlockstep.fuzz.seeds=N} (default 1,000) and {@code -Dlockstep.fuzz.firstSeed=S}; a failure names its seed.
  */
 class ProtocolFuzzIT
 {
-    private static final int SEEDS = Integer.getInteger("lockstep.fuzz.seeds", 300);
+    private static final int SEEDS = Integer.getInteger("lockstep.fuzz.seeds", 1000);
     private static final long FIRST_SEED = Long.getLong("lockstep.fuzz.firstSeed", 1);
 
     @TempDir
