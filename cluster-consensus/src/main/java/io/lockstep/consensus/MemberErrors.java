@@ -7,7 +7,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * A member's recent errors, distinct by kind and message, each with a count and the wall-clock times it was first
+ * A member's recent errors, distinct by kind and message shape, each with a count and the wall-clock times it was first
  * and last seen: what {@code tool errors} prints. Messages that differ only in their numbers (a length, an id, a
  * position) are one error, shown with the latest numbers. Bounded: at most {@link #MAX_DISTINCT} distinct errors
  * are kept; a new one beyond that replaces the one seen longest ago of the kind that holds the most, so a flood of

@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -93,7 +95,9 @@ class HostileNetworkIT
                     final IdentityAttacker identity = new IdentityAttacker(cluster.members(), cluster.toolSecret());
                     // -Dlockstep.attack.only=garbage|sessions|identity runs one attacker alone, to see what each costs.
                     final String only = System.getProperty("lockstep.attack.only", "");
-                    final List<Thread> threads = new java.util.ArrayList<>();
+                    assertTrue(List.of("", "garbage", "sessions", "identity").contains(only),
+                        "lockstep.attack.only is garbage, sessions or identity, not " + only);
+                    final List<Thread> threads = new ArrayList<>();
                     if (only.isEmpty() || only.equals("garbage"))
                     {
                         threads.add(new Thread(attacker, "attacker"));
@@ -119,10 +123,18 @@ class HostileNetworkIT
                     assertNull(sessions.failure.get(), "the session attacker's own code failed");
                     assertNull(identity.failure.get(), "the identity attacker's own code failed");
                     assertEquals(genuineSession, client.sessionId(), "the genuine client kept its session");
-                    if (only.isEmpty())
+                    if (only.isEmpty() || only.equals("sessions"))
                     {
                         assertTrue(sessions.refusedOpens.get() > 0, "the open flood met a bound");
                         assertTrue(sessions.rejectedResumes.get() > 0, "guessed resumes were answered with a refusal");
+                    }
+                    if (only.isEmpty() || only.equals("garbage"))
+                    {
+                        assertTrue(attacker.connections.get() > 0, "the garbage attacker ran");
+                    }
+                    if (only.isEmpty() || only.equals("identity"))
+                    {
+                        assertTrue(identity.claims.get() > 0, "the identity attacker ran");
                     }
                     assertFalse(identity.posedAsMember.get(), "the tool secret let no one pass as a member");
                     assertEquals(0, sessions.resumed.get(), "no guessed resume was accepted");
@@ -169,7 +181,7 @@ class HostileNetworkIT
     {
         if (PAUSE_NS > 0)
         {
-            java.util.concurrent.locks.LockSupport.parkNanos(PAUSE_NS);
+            LockSupport.parkNanos(PAUSE_NS);
         }
     }
 
@@ -221,10 +233,10 @@ class HostileNetworkIT
 
         public void run()
         {
-            final List<SocketChannel> idle = new java.util.ArrayList<>();
+            final List<SocketChannel> idle = new ArrayList<>();
             try
             {
-                final List<RawClient> clients = new java.util.ArrayList<>();
+                final List<RawClient> clients = new ArrayList<>();
                 for (final Member member : members)
                 {
                     for (int i = 0; i < 3; i++)
@@ -365,7 +377,7 @@ class HostileNetworkIT
                     claims.incrementAndGet();
                     posing.flush(System.nanoTime());
                     tool.flush(System.nanoTime());
-                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                    LockSupport.parkNanos(Math.max(PAUSE_NS, TimeUnit.MILLISECONDS.toNanos(5)));
                 }
             }
             catch (final Throwable ex)

@@ -104,7 +104,7 @@ class SecurityIT
             final JavaProcess.Result errors = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "errors",
                 "--config", cluster.config(0).toString());
             assertEquals(0, errors.exitCode(), errors.output());
-            assertTrue(errors.output().contains("member=2 kind=connection"), errors.output());
+            assertTrue(errors.output().contains("member=2 kind=identity"), errors.output());
             assertTrue(errors.output().contains("claiming to be member 1: it did not offer to prove the member " +
                 "secret"), errors.output());
             assertTrue(errors.output().contains("kind=client-auth"), "the rejected client is logged: " +

@@ -122,10 +122,20 @@ public final class ClusterNode implements AutoCloseable
         }
         transport.limits(config.security().limits()).toolSecret(config.security().toolSecret());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
-        transport.problemListener(problem ->
+        transport.problemListener(new io.lockstep.cluster.transport.ProblemListener()
         {
-            consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
-            consensus.errors().record("connection", problem);
+            public void onProblem(final String problem)
+            {
+                onProblem("connection", problem);
+            }
+
+            public void onProblem(final String kind, final String problem)
+            {
+                consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
+                // Identity refusals (wrong proofs, claimed ids) are a kind of their own, so that a flood of garbage
+                // connections cannot push them out of the error log.
+                consensus.errors().record(kind, problem);
+            }
         });
         raftLog.flushTimes(consensus.metrics()::recordFlush);
         for (final String warning : config.security().warnings())

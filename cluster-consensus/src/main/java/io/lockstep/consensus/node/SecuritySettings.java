@@ -105,6 +105,7 @@ public record SecuritySettings(
                 throw new NodeConfig.ConfigException(source + ": " + SECRET_FILE + ": " + ex.getMessage());
             }
         }
+        refuseSharedFiles(source, configDir, p);
         final ClusterSecret toolSecret = toolSecret(source, configDir, p, secretFile, warnings);
         final String name = p.getProperty(CLIENT_AUTHENTICATOR, "accept-all").trim();
         final ClientAuthenticator authenticator;
@@ -152,12 +153,6 @@ public record SecuritySettings(
             }
             return null;
         }
-        if (!memberSecretFile.isEmpty() &&
-            configDir.resolve(file).normalize().equals(configDir.resolve(memberSecretFile).normalize()))
-        {
-            throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + " and " + SECRET_FILE + " name " +
-                "the same file: the tool secret must differ, or every tool host could pose as a member");
-        }
         try
         {
             return withAccepted(source, configDir, p, TOOL_SECRET_ACCEPT_FILE,
@@ -166,6 +161,30 @@ public record SecuritySettings(
         catch (final IOException | IllegalArgumentException ex)
         {
             throw new NodeConfig.ConfigException(source + ": " + TOOL_SECRET_FILE + ": " + ex.getMessage());
+        }
+    }
+
+    /**
+     * No file may serve as a member secret (proved or accepted) and as a tool secret (proved or accepted): a tool
+     * host holding it could prove a member's id.
+     */
+    private static void refuseSharedFiles(final String source, final Path configDir, final Properties p)
+        throws NodeConfig.ConfigException
+    {
+        for (final String memberKey : new String[]{ SECRET_FILE, SECRET_ACCEPT_FILE })
+        {
+            for (final String toolKey : new String[]{ TOOL_SECRET_FILE, TOOL_SECRET_ACCEPT_FILE })
+            {
+                final String member = p.getProperty(memberKey, "").trim();
+                final String tool = p.getProperty(toolKey, "").trim();
+                if (!member.isEmpty() && !tool.isEmpty() &&
+                    configDir.resolve(member).normalize().equals(configDir.resolve(tool).normalize()))
+                {
+                    throw new NodeConfig.ConfigException(source + ": " + toolKey + " and " + memberKey + " name the " +
+                        "same file: a tool secret must differ from every member secret, or a tool host could pose " +
+                        "as a member");
+                }
+            }
         }
     }
 

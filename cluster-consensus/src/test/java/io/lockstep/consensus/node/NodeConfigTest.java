@@ -135,6 +135,10 @@ class NodeConfigTest
             .toString());
         assertError("lockstep.tool.secret.file and lockstep.cluster.secret.file name the same file",
             GOOD + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=./member.secret\n");
+        assertError("lockstep.tool.secret.file and lockstep.cluster.secret.accept.file name the same file",
+            both + "lockstep.cluster.secret.accept.file=tool.secret\n");
+        assertError("lockstep.tool.secret.accept.file and lockstep.cluster.secret.file name the same file",
+            both + "lockstep.tool.secret.accept.file=member.secret\n");
         assertError("next.secret not found: while rotating, this is the other secret", both +
             "lockstep.cluster.secret.accept.file=next.secret\n");
         Files.writeString(dir.resolve("next.secret"), "00112233445566778899aabbccddeeff\n");

@@ -8,4 +8,14 @@ package io.lockstep.cluster.transport;
 public interface ProblemListener
 {
     void onProblem(String problem);
+
+    /**
+     * @param kind    {@code identity} for a connection that claimed to be a member or asked to be trusted as a tool
+     *                and did not prove it; {@code connection} for everything else (garbage, bounds, timeouts).
+     * @param problem why, naming the peer.
+     */
+    default void onProblem(final String kind, final String problem)
+    {
+        onProblem(problem);
+    }
 }

@@ -54,6 +54,10 @@ final class TcpConnection
     byte[] localNonce;
     byte[] peerNonce;
     int claimedId;
+    /** Where an accepted connection's small buffers came from, and go back to when they are outgrown or closed. */
+    private HandshakeBuffers pool;
+    /** Claimed a member id, asked to be trusted as a tool, or dialled a member: its refusals are identity problems. */
+    boolean claimedIdentity;
     /** Proved the tool secret: counted against the tools' own slots, not the clients'. */
     boolean tool;
     /** A client's or tool's: what its grown buffers are reserved from; null for a member's connection. */
@@ -89,6 +93,7 @@ final class TcpConnection
      */
     void markOpenForHandshake(final HandshakeBuffers pool)
     {
+        this.pool = pool;
         readBuffer = pool.take();
         readView = new UnsafeBuffer(readBuffer);
         writeBuffer = pool.take();
@@ -215,6 +220,7 @@ final class TcpConnection
         {
             return false;
         }
+        giveBack(writeBuffer);
         writeBuffer = larger;
         writeView = new UnsafeBuffer(larger);
         return true;
@@ -227,9 +233,18 @@ final class TcpConnection
         {
             return false;
         }
+        giveBack(readBuffer);
         readBuffer = larger;
         readView = new UnsafeBuffer(larger);
         return true;
+    }
+
+    private void giveBack(final ByteBuffer outgrown)
+    {
+        if (null != pool)
+        {
+            pool.give(outgrown);
+        }
     }
 
     /** A larger buffer holding what the old one held (its bytes up to its position), or null if none can be had. */

@@ -104,9 +104,10 @@ public final class TcpTransport implements Transport
     private int toolConnections;
     private long nextSweepNs;
     private long nextHeartbeatNs;
-    private long logWindowStartNs = Long.MIN_VALUE / 2;
-    private int logLinesInWindow;
-    private long logLinesHeldBack;
+    /** Log budget per second, per kind of problem (0 connection, 1 identity): a flood of one leaves the other's. */
+    private final long[] logWindowStartNs = { Long.MIN_VALUE / 2, Long.MIN_VALUE / 2 };
+    private final int[] logLinesInWindow = new int[2];
+    private final long[] logLinesHeldBack = new long[2];
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
@@ -209,6 +210,13 @@ public final class TcpTransport implements Transport
         if (selfId < 0 && nowNs >= nextHeartbeatNs)
         {
             sendHeartbeats();
+        }
+        for (int kind = 0; kind < 2; kind++)
+        {
+            if (logLinesHeldBack[kind] > 0 && nowNs - logWindowStartNs[kind] >= TimeUnit.SECONDS.toNanos(1))
+            {
+                reportHeldBack(kind);
+            }
         }
         if (!woken.isEmpty())
         {
@@ -766,6 +774,7 @@ public final class TcpTransport implements Transport
         final int peerId = helloDecoder.memberId();
         // Raw values: a peer speaking garbage must not make the decoder throw.
         final boolean authenticating = BooleanFlag.TRUE.value() == helloDecoder.authenticateRaw();
+        c.claimedIdentity = peerId >= 0 || authenticating;
         if (peerId >= 0)
         {
             if (null == member(peerId) || peerId == selfId)
@@ -931,32 +940,45 @@ public final class TcpTransport implements Transport
      * problem listener (counters, {@code tool errors}) still hears every one. A client or tool retries every backoff
      * interval and reports the last reason itself: its lines are debug.
      */
-    private void logDropped(final TcpConnection c, final String reason)
+    private void logDropped(final TcpConnection c, final String reason, final boolean identity)
     {
-        if (nowNs - logWindowStartNs >= TimeUnit.SECONDS.toNanos(1))
+        final int kind = identity ? 1 : 0;
+        if (nowNs - logWindowStartNs[kind] >= TimeUnit.SECONDS.toNanos(1))
         {
-            logWindowStartNs = nowNs;
-            logLinesInWindow = 0;
+            reportHeldBack(kind);
+            logWindowStartNs[kind] = nowNs;
+            logLinesInWindow[kind] = 0;
         }
-        if (++logLinesInWindow > LOG_LINES_PER_SECOND)
+        if (++logLinesInWindow[kind] > LOG_LINES_PER_SECOND)
         {
-            logLinesHeldBack++;
+            logLinesHeldBack[kind]++;
             return;
         }
-        final String heldBack = 0 == logLinesHeldBack ? "" : " (" + logLinesHeldBack + " more dropped connections " +
-            "were not logged: see lockstep_connections_refused_total and tool errors)";
-        logLinesHeldBack = 0;
         LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-            "member {0} dropped connection to {1}: {2}{3}", selfId,
-            c.endpoint >= 0 ? c.endpoint : "unidentified peer", reason, heldBack);
+            "member {0} dropped connection to {1}: {2}", selfId, c.endpoint >= 0 ? c.endpoint : "unidentified peer",
+            reason);
+    }
+
+    /** Say how many lines a window held back, once it is over (from the poll, so a flood's end is reported too). */
+    private void reportHeldBack(final int kind)
+    {
+        if (logLinesHeldBack[kind] > 0)
+        {
+            LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                "member {0}: {1} more dropped connections ({2}) were not logged in that second: see " +
+                "lockstep_connections_refused_total and tool errors", selfId, logLinesHeldBack[kind],
+                0 == kind ? "connection" : "identity");
+            logLinesHeldBack[kind] = 0;
+        }
     }
 
     private void disconnect(final TcpConnection c, final String reason)
     {
         if (null != reason)
         {
-            logDropped(c, reason);
-            problems.onProblem(reason);
+            final boolean identity = c.claimedIdentity || c.connectTo >= 0;
+            logDropped(c, reason, identity);
+            problems.onProblem(identity ? "identity" : "connection", reason);
         }
         if (c.handshakeDeadlineNs > 0)
         {
