@@ -154,7 +154,8 @@ public final class ArchiveLog implements AutoCloseable
         final PromiseFile promise = PromiseFile.open(promiseFile);
         try
         {
-            final ArchiveLog log = new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
+            final ArchiveLog log =
+                new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
             final RecoveryReport report = log.recoveryReport;
             if (DurabilityPolicy.BATCH == config.durability() && !PromiseFile.OK.equals(promiseStatus) &&
                 report.endPosition() > report.startPosition())

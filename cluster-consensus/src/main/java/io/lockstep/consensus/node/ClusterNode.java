@@ -98,8 +98,8 @@ public final class ClusterNode implements AutoCloseable
             raftLog.close();
             transport.close();
             throw new IllegalStateException("member " + config.memberId() + ": " + config.dataDir().resolve(
-                FileElectionState.FILE_NAME) + " is missing but the log holds entries up to position " + end + ": the member cannot know the term and vote it last had, and could vote " +
-                "twice in one term. Restore the file from where it was lost, or move the data directory away and " +
+                FileElectionState.FILE_NAME) + " is missing but the log holds entries up to position " + end +
+                ": the member cannot know the term and vote it last had, and could vote twice in one term. Restore the file from where it was lost, or move the data directory away and " +
                 "add the member back empty (" + NodeConfig.JOIN + "=true)");
         }
         final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
@@ -378,7 +378,8 @@ public final class ClusterNode implements AutoCloseable
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
             ", durability " + config.durability().name().toLowerCase() +
-            (0 == config.metricsPort() ? "" : ", metrics on http://" + config.metrics().address() + ":" + config.metricsPort() + "/metrics") +
+            (0 == config.metricsPort() ? "" : ", metrics on http://" + config.metrics().address() + ":" +
+                config.metricsPort() + "/metrics") +
             (self.voting() ? "" : ", standby (non-voting)"));
         System.out.flush();
         node.awaitTermination();

@@ -39,8 +39,8 @@ import java.util.Properties;
  * lockstep.log.purge.delay.ms the member with id i deletes the log files a snapshot made unneeded (i + 1) times this
  *                             long after the snapshot (default 1000; 0: at once): so that the members' deletes,
  *                             tens of milliseconds of CPU each, neither land together nor in the snapshot's own moment
- * lockstep.metrics.port, .address, .timeout.ms: see MetricsSettings; .port: serve /metrics (Prometheus text), /health and /ready over HTTP on this port, all
- *                             interfaces (default 0: off)
+ * lockstep.metrics.port       serve /metrics (Prometheus text), /health and /ready over HTTP on this port (default
+ *                             0: off); lockstep.metrics.address and .timeout.ms: see MetricsSettings
  * lockstep.standby.sync       true: commit (and so acknowledge) only what a standby also holds durably: RPO 0
  *                             across the loss of the primary zone, for one cross-zone round trip per commit; the
  *                             same on every voting member (default false)

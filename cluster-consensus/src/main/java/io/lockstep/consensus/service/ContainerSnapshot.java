@@ -155,10 +155,11 @@ final class ContainerSnapshot
                 final long secretHigh = sessionDecoder.secretHigh();
                 final long secretLow = sessionDecoder.secretLow();
                 // Absent before version 4, and written as the null values for a session from before then.
-                final Secret secret = sessionDecoder.actingVersion() < SessionSnapshotDecoder.secretHighSinceVersion() ||
+                final SessionSecret secret =
+                    sessionDecoder.actingVersion() < SessionSnapshotDecoder.secretHighSinceVersion() ||
                     secretHigh == SessionSnapshotDecoder.secretHighNullValue() &&
-                    secretLow == SessionSnapshotDecoder.secretLowNullValue() ? Secret.NONE :
-                    new Secret(secretHigh, secretLow, true);
+                    secretLow == SessionSnapshotDecoder.secretLowNullValue() ? SessionSecret.NONE :
+                    new SessionSecret(secretHigh, secretLow, true);
                 final int ringLength = sessionDecoder.egressRingLength();
                 final int ringOffset = sessionDecoder.limit() + SessionSnapshotDecoder.egressRingHeaderLength();
                 sessionDecoder.skipEgressRing();

@@ -592,8 +592,8 @@ public final class ServiceContainer implements Cluster
         entryTimestamp = sessionOpen.timestamp();
         final long correlationId = sessionOpen.correlationId();
         final int leaderEndpoint = sessionOpen.leaderEndpoint();
-        final Secret secret = sessionOpen.actingVersion() >= SessionOpenDecoder.secretHighSinceVersion() ?
-            new Secret(sessionOpen.secretHigh(), sessionOpen.secretLow(), true) : Secret.NONE;
+        final SessionSecret secret = sessionOpen.actingVersion() >= SessionOpenDecoder.secretHighSinceVersion() ?
+            new SessionSecret(sessionOpen.secretHigh(), sessionOpen.secretLow(), true) : SessionSecret.NONE;
         final SessionTable.Session state = sessions.open(sessionOpen.principal(), secret);
         if (null == state)
         {

@@ -320,10 +320,10 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             {
                 consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
                 consensus.errors().record("session-open", "refused a session open: " + refusal);
-                sendEvent(endpoint, correlationId, -1, SessionEventCode.REFUSED, -1, refusal, Secret.NONE);
+                sendEvent(endpoint, correlationId, -1, SessionEventCode.REFUSED, -1, refusal, SessionSecret.NONE);
                 return;
             }
-            final Secret secret = Secret.next(secrets);
+            final SessionSecret secret = SessionSecret.next(secrets);
             final int length = sessionOpen.wrapAndApplyHeader(entry, 0, entryHeader)
                 .timestamp(consensus.logTimeNs()).correlationId(correlationId).leaderEndpoint(endpoint)
                 .secretHigh(secret.high()).secretLow(secret.low())
@@ -350,7 +350,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
             sendEvent(endpoint, correlationId, resume, SessionEventCode.REFUSED, -1, "more than " +
                 limits.opensPerSecondPerConnection() + " opens and resumes a second on this connection " +
-                "(lockstep.client.session.opens.per.second)", Secret.NONE);
+                "(lockstep.client.session.opens.per.second)", SessionSecret.NONE);
             return;
         }
         final SessionTable.Session session = container.sessionTable().get(resume);
@@ -487,12 +487,12 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             {
                 consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
                 sendEvent(leaderEndpoint, correlationId, -1, SessionEventCode.REFUSED, -1,
-                    "the session table is full", Secret.NONE);
+                    "the session table is full", SessionSecret.NONE);
                 return;
             }
             heard(sessionId, leaderEndpoint);
             // The session is in the table: this is called as its open is applied.
-            final Secret secret = container.sessionTable().get(sessionId).secret();
+            final SessionSecret secret = container.sessionTable().get(sessionId).secret();
             sendEvent(leaderEndpoint, correlationId, sessionId, SessionEventCode.OK, -1, "", secret);
         }
     }
@@ -610,7 +610,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         consensus.errors().record("client-auth", "rejected a client " + (sessionId < 0 ? "connect" : "resume of " +
             "session " + sessionId) + ": " + reason);
         sendEvent(endpoint, correlationId, sessionId, SessionEventCode.AUTHENTICATION_REJECTED, -1, reason,
-            Secret.NONE);
+            SessionSecret.NONE);
     }
 
     private void heard(final long sessionId, final int endpoint)
@@ -672,12 +672,12 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
         final long appliedSequence)
     {
-        sendEvent(endpoint, correlationId, sessionId, code, appliedSequence, "", Secret.NONE);
+        sendEvent(endpoint, correlationId, sessionId, code, appliedSequence, "", SessionSecret.NONE);
     }
 
     private void sendEvent(
         final int endpoint, final long correlationId, final long sessionId, final SessionEventCode code,
-        final long appliedSequence, final String detail, final Secret secret)
+        final long appliedSequence, final String detail, final SessionSecret secret)
     {
         final int length = sessionEvent.wrapAndApplyHeader(out, 0, headerEncoder)
             .correlationId(correlationId).sessionId(sessionId).code(code).leaderId(consensus.leaderId())

@@ -3,8 +3,8 @@ package io.lockstep.consensus.service;
 /**
  * What one client may open on the leader, checked before an open is appended, so that one connection cannot fill
  * the session table (or the log with opens) for everyone else. Under accept-all, where every client is the same
- * principal, many connections still can: only an authenticator with a bound per principal stops that. A refused open is answered at once with
- * {@code REFUSED} and the bound's name; existing sessions are never touched.
+ * principal, many connections still can: only an authenticator with a bound per principal stops that. A refused
+ * open is answered at once with {@code REFUSED} and the bound's name; existing sessions are never touched.
  *
  * @param perConnection           sessions open (or being opened) on one connection.
  * @param perPrincipal            sessions open for one authenticated principal (under accept-all every client is the

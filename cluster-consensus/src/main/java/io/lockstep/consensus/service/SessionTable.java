@@ -34,10 +34,10 @@ public final class SessionTable
         private final long id;
         private final String principal;
         private final EgressBuffer egress;
-        private final Secret secret;
+        private final SessionSecret secret;
         private long appliedSequence = -1;
 
-        Session(final long id, final String principal, final Secret secret, final int egressCapacity)
+        Session(final long id, final String principal, final SessionSecret secret, final int egressCapacity)
         {
             this.id = id;
             this.principal = principal;
@@ -47,9 +47,9 @@ public final class SessionTable
 
         /**
          * @return the session secret its open returned to the client, which a resume must present; or
-         * {@link Secret#NONE} for a session opened before sessions had secrets (it cannot be resumed).
+         * {@link SessionSecret#NONE} for a session opened before sessions had secrets (it cannot be resumed).
          */
-        public Secret secret()
+        public SessionSecret secret()
         {
             return secret;
         }
@@ -106,7 +106,7 @@ public final class SessionTable
      * @return the new session, or null if the table is full (the open is refused, and the id is still used up so
      * that every member stays in step).
      */
-    public Session open(final String principal, final Secret secret)
+    public Session open(final String principal, final SessionSecret secret)
     {
         final long id = nextSessionId++;
         if (sessions.size() >= maxSessions)
@@ -237,7 +237,7 @@ public final class SessionTable
     /**
      * Add a session a snapshot recorded.
      */
-    Session restore(final long sessionId, final long appliedSequence, final String principal, final Secret secret)
+    Session restore(final long sessionId, final long appliedSequence, final String principal, final SessionSecret secret)
     {
         if (sessionId >= nextSessionId || sessions.containsKey(sessionId) || sessions.size() >= maxSessions)
         {

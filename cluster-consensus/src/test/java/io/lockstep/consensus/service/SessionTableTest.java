@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SessionTableTest
 {
-    private static final Secret SECRET = new Secret(1, 2, true);
+    private static final SessionSecret SECRET = new SessionSecret(1, 2, true);
 
     @Test
     void sessionsOpenPerPrincipalAreCountedAsTheyOpenCloseAndRestore()
@@ -39,11 +39,11 @@ class SessionTableTest
     @Test
     void aSessionSecretMatchesOnlyItsOwnBitsAndASessionWithoutOneMatchesNothing()
     {
-        final Secret secret = Secret.next(new Random(3));
+        final SessionSecret secret = SessionSecret.next(new Random(3));
         assertTrue(secret.matches(secret.high(), secret.low()));
         assertFalse(secret.matches(secret.high(), secret.low() ^ 1));
         assertFalse(secret.matches(secret.high() ^ Long.MIN_VALUE, secret.low()));
-        assertFalse(Secret.NONE.matches(0, 0), "a session from before secrets cannot be resumed");
+        assertFalse(SessionSecret.NONE.matches(0, 0), "a session from before secrets cannot be resumed");
         assertFalse(secret.toString().contains(Long.toString(secret.high())), "never printed");
     }
 

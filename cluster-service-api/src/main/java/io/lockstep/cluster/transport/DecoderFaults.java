@@ -3,8 +3,9 @@ package io.lockstep.cluster.transport;
 /**
  * Tells a message's fault from the receiver's: an exception thrown while handling a message is the message's fault
  * when it was thrown inside a generated decoder, or an enum a decoder reads into (or by the buffer a decoder read,
- * on its behalf), and the receiver's own failure otherwise, a generated encoder's included. The first is answered by closing the connection that sent the message; the
- * second must stop the member loudly, as every broken invariant does.
+ * on its behalf), and the receiver's own failure otherwise, a generated encoder's included. The first is answered
+ * by closing the connection that sent the message; the second must stop the member loudly, as every broken
+ * invariant does.
  */
 public final class DecoderFaults
 {

@@ -7,7 +7,7 @@ import java.util.Arrays;
  * before any decoder reads it: how long its fixed block is at each protocol version, then its repeating groups and
  * variable-length fields, in schema order. A group's entries have a shape of their own.
  * <pre>
- *   | header 8 | block (blockLength from the header) | group: blockLength u16, count u16, entries... | var: length u32, bytes |
+ *   | header 8 | block (blockLength) | group: blockLength u16, count u16, entries... | var: length u32, bytes |
  * </pre>
  * Shapes are declared beside each schema ({@link ClientProtocolShapes}, and the member protocol's in the consensus
  * module), and a test holds every declaration to the schema's XML: a field added to a schema without its shape

@@ -348,8 +348,8 @@ public final class TcpTransport implements Transport
             }
             else if (c.endpoint >= CLIENT_ENDPOINT_BASE && nowNs - c.lastHeardNs > limits.clientIdleTimeoutNs())
             {
-                disconnect(c, "client connection silent for " +
-                    TimeUnit.NANOSECONDS.toMillis(limits.clientIdleTimeoutNs()) + " ms (lockstep.client.idle.timeout.ms)");
+                disconnect(c, "client connection silent for " + TimeUnit.NANOSECONDS.toMillis(
+                    limits.clientIdleTimeoutNs()) + " ms (lockstep.client.idle.timeout.ms)");
             }
         }
     }

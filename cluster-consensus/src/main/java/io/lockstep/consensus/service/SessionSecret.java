@@ -11,19 +11,19 @@ import java.util.random.RandomGenerator;
  * @param low     the last 64 bits.
  * @param present false only for {@link #NONE}.
  */
-public record Secret(long high, long low, boolean present)
+public record SessionSecret(long high, long low, boolean present)
 {
     /** The secret of a session opened by a version that had none: no resume matches it. */
-    public static final Secret NONE = new Secret(0, 0, false);
+    public static final SessionSecret NONE = new SessionSecret(0, 0, false);
 
     /**
      * @param random a cryptographically strong generator on a member ({@code SecureRandom}); a seeded one in the
      *               simulation, so that a seed replays exactly.
      * @return a fresh secret.
      */
-    public static Secret next(final RandomGenerator random)
+    public static SessionSecret next(final RandomGenerator random)
     {
-        return new Secret(random.nextLong(), random.nextLong(), true);
+        return new SessionSecret(random.nextLong(), random.nextLong(), true);
     }
 
     /**
@@ -39,6 +39,6 @@ public record Secret(long high, long low, boolean present)
     /** Never the bits: a secret printed in a log would be a secret given away. */
     public String toString()
     {
-        return present ? "Secret[present]" : "Secret[none]";
+        return present ? "SessionSecret[present]" : "SessionSecret[none]";
     }
 }
