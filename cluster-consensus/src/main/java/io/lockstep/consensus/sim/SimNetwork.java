@@ -1,6 +1,8 @@
 package io.lockstep.consensus.sim;
 
+import io.lockstep.cluster.transport.FrameValidator;
 import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.MemberProtocolShapes;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -257,6 +259,8 @@ final class SimNetwork
     {
         private final int self;
         private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+        /** Every message members and clients send must pass the check a TCP member makes of it. */
+        private final FrameValidator validator = new FrameValidator(MemberProtocolShapes.create());
 
         SimTransport(final int self)
         {
@@ -277,6 +281,13 @@ final class SimNetwork
                 {
                     final byte[] bytes = link.queue.pollFirst().bytes;
                     view.wrap(bytes);
+                    if (!validator.isValid(view, 0, bytes.length))
+                    {
+                        // Only Lockstep's own code sends on the simulated network: a message a member's transport
+                        // would refuse is a bug in whoever encoded it.
+                        throw new IllegalStateException("endpoint " + from + " sent endpoint " + self + " a message " +
+                            "the transport's check refuses: " + validator.reason());
+                    }
                     messagesDelivered++;
                     delivered++;
                     handler.onMessage(from, view, 0, bytes.length);
