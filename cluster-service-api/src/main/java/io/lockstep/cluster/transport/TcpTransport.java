@@ -58,7 +58,6 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
-    private static final int LOG_LINES_PER_SECOND = 10;
     /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
     private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
@@ -104,10 +103,9 @@ public final class TcpTransport implements Transport
     private int toolConnections;
     private long nextSweepNs;
     private long nextHeartbeatNs;
-    /** Log budget per second, per kind of problem (0 connection, 1 identity): a flood of one leaves the other's. */
-    private final long[] logWindowStartNs = { Long.MIN_VALUE / 2, Long.MIN_VALUE / 2 };
-    private final int[] logLinesInWindow = new int[2];
-    private final long[] logLinesHeldBack = new long[2];
+    /** A log budget per kind of problem: a flood of one leaves the other's lines. */
+    private final DroppedConnectionLog connectionLog;
+    private final DroppedConnectionLog identityLog;
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
@@ -154,6 +152,8 @@ public final class TcpTransport implements Transport
             throw new IllegalArgumentException("a transport reads the client protocol, which carries the handshake");
         }
         this.selfId = selfId;
+        this.connectionLog = new DroppedConnectionLog("connection", selfId);
+        this.identityLog = new DroppedConnectionLog("identity", selfId);
         this.secret = secret;
         this.random = new SecureRandom();
         this.validator = new FrameValidator(shapes);
@@ -211,13 +211,8 @@ public final class TcpTransport implements Transport
         {
             sendHeartbeats();
         }
-        for (int kind = 0; kind < 2; kind++)
-        {
-            if (logLinesHeldBack[kind] > 0 && nowNs - logWindowStartNs[kind] >= TimeUnit.SECONDS.toNanos(1))
-            {
-                reportHeldBack(kind);
-            }
-        }
+        connectionLog.reportIfOver(nowNs);
+        identityLog.reportIfOver(nowNs);
         if (!woken.isEmpty())
         {
             woken.drainTo(onReady);
@@ -934,50 +929,13 @@ public final class TcpTransport implements Transport
             templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
     }
 
-    /**
-     * A line per dropped connection, at most {@link #LOG_LINES_PER_SECOND} a second: a flood of bad connections
-     * must not turn the member's thread into a log writer. The lines held back are counted in the next one; the
-     * problem listener (counters, {@code tool errors}) still hears every one. A client or tool retries every backoff
-     * interval and reports the last reason itself: its lines are debug.
-     */
-    private void logDropped(final TcpConnection c, final String reason, final boolean identity)
-    {
-        final int kind = identity ? 1 : 0;
-        if (nowNs - logWindowStartNs[kind] >= TimeUnit.SECONDS.toNanos(1))
-        {
-            reportHeldBack(kind);
-            logWindowStartNs[kind] = nowNs;
-            logLinesInWindow[kind] = 0;
-        }
-        if (++logLinesInWindow[kind] > LOG_LINES_PER_SECOND)
-        {
-            logLinesHeldBack[kind]++;
-            return;
-        }
-        LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-            "member {0} dropped connection to {1}: {2}", selfId, c.endpoint >= 0 ? c.endpoint : "unidentified peer",
-            reason);
-    }
-
-    /** Say how many lines a window held back, once it is over (from the poll, so a flood's end is reported too). */
-    private void reportHeldBack(final int kind)
-    {
-        if (logLinesHeldBack[kind] > 0)
-        {
-            LOGGER.log(selfId >= 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                "member {0}: {1} more dropped connections ({2}) were not logged in that second: see " +
-                "lockstep_connections_refused_total and tool errors", selfId, logLinesHeldBack[kind],
-                0 == kind ? "connection" : "identity");
-            logLinesHeldBack[kind] = 0;
-        }
-    }
-
     private void disconnect(final TcpConnection c, final String reason)
     {
         if (null != reason)
         {
             final boolean identity = c.claimedIdentity || c.connectTo >= 0;
-            logDropped(c, reason, identity);
+            (identity ? identityLog : connectionLog).log(nowNs, c.endpoint >= 0 ? c.endpoint : "unidentified peer",
+                reason);
             problems.onProblem(identity ? "identity" : "connection", reason);
         }
         if (c.handshakeDeadlineNs > 0)
