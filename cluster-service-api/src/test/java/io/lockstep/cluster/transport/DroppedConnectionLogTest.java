@@ -30,4 +30,19 @@ class DroppedConnectionLogTest
         assertEquals(0, log.heldBack(), "reported once the second is over, with no drop needed to say it");
         assertTrue(log.log(nowNs + TimeUnit.SECONDS.toNanos(2), "unidentified peer", "a new second"));
     }
+
+    @Test
+    void theFirstDropOfANewSecondReportsWhatTheLastHeldBackAndStartsAFreshBudget()
+    {
+        final DroppedConnectionLog log = new DroppedConnectionLog("identity", -1);
+        final long start = 5_000_000_000L;
+        for (int i = 0; i < DroppedConnectionLog.LINES_PER_SECOND + 3; i++)
+        {
+            log.log(start, 7, "wrong proof");
+        }
+        assertEquals(3, log.heldBack());
+        // Exactly one second later, with no poll in between: the drop itself closes the old window.
+        assertTrue(log.log(start + TimeUnit.SECONDS.toNanos(1), 7, "wrong proof"));
+        assertEquals(0, log.heldBack());
+    }
 }
