@@ -73,6 +73,10 @@ final class TcpConnection
     long lastHeardNs;
     /** When this side last wrote to the connection: a client sends a heartbeat where it has been silent. */
     long lastSentNs;
+    /** The TLS layer, or null for a link in the clear. */
+    TlsLink tls;
+    /** An accepted connection whose first bytes said whether it is TLS: dialled ones are decided at connect. */
+    boolean tlsDecided;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.

@@ -26,8 +26,12 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -58,6 +62,9 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
+    /** A TLS record's first two bytes when it carries a handshake: content type 22, major version 3. */
+    private static final byte TLS_HANDSHAKE_RECORD = 0x16;
+    private static final byte TLS_MAJOR_VERSION = 0x03;
     /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
     private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
@@ -110,6 +117,10 @@ public final class TcpTransport implements Transport
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
     private final ReadyKeys woken;
+    /** Null: no TLS; a TLS handshake from a peer is refused with a reason. */
+    private TlsFiles tlsFiles;
+    /** The link classes that must use TLS: dialled with it, and refused in the clear when accepted. */
+    private Set<LinkClass> tlsLinks = EnumSet.noneOf(LinkClass.class);
     private MessageHandler handler;
     private long nowNs;
     private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
@@ -213,6 +224,10 @@ public final class TcpTransport implements Transport
         }
         connectionLog.reportIfOver(nowNs);
         identityLog.reportIfOver(nowNs);
+        if (null != tlsFiles)
+        {
+            reloadTlsFiles();
+        }
         if (!woken.isEmpty())
         {
             woken.drainTo(onReady);
@@ -277,6 +292,53 @@ public final class TcpTransport implements Transport
     }
 
     /**
+     * Encrypt links (before the first poll). A member accepts TLS from any peer once it has files, and requires it of
+     * the classes named; it dials the members of those classes with TLS. A client or tool dials every member with
+     * TLS if {@code encrypted} is not empty.
+     *
+     * @param files     a member's must hold a certificate and key ({@link TlsFiles#load}); a client's or tool's may
+     *                  only trust ({@link TlsFiles#trusting}).
+     * @param encrypted the link classes that must use TLS.
+     * @return this.
+     */
+    public TcpTransport tls(final TlsFiles files, final Set<LinkClass> encrypted)
+    {
+        if (selfId >= 0 && null != files && !files.hasIdentity())
+        {
+            throw new IllegalArgumentException("member " + selfId + " needs a TLS certificate and key of its own, " +
+                "not only trusted authorities: peers check who it is");
+        }
+        if (null == files && !encrypted.isEmpty())
+        {
+            throw new IllegalArgumentException("TLS links " + encrypted + " need TLS files");
+        }
+        this.tlsFiles = files;
+        this.tlsLinks = encrypted.isEmpty() ? EnumSet.noneOf(LinkClass.class) : EnumSet.copyOf(encrypted);
+        return this;
+    }
+
+    /**
+     * @return true if the connection to or from this endpoint is encrypted (TLS).
+     */
+    public boolean isEncrypted(final int endpoint)
+    {
+        final TcpConnection c = endpoint < CLIENT_ENDPOINT_BASE ?
+            (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
+            clientConnections.get(endpoint);
+        return null != c && null != c.tls;
+    }
+
+    private void reloadTlsFiles()
+    {
+        final String problem = tlsFiles.reloadIfChanged(nowNs);
+        if (null != problem)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, problem);
+            problems.onProblem("tls", problem);
+        }
+    }
+
+    /**
      * @param limits what connections that are not members may hold (before the first poll).
      * @return this.
      */
@@ -337,7 +399,8 @@ public final class TcpTransport implements Transport
         for (int i = all.size() - 1; i >= 0; i--)
         {
             final TcpConnection c = all.get(i);
-            if (TcpConnection.Stage.READY != c.stage && c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs)
+            if (c.handshakeDeadlineNs > 0 && nowNs > c.handshakeDeadlineNs &&
+                (TcpConnection.Stage.READY != c.stage || (null != c.tls && !c.tls.handshakeDone())))
             {
                 disconnect(c, "no handshake within " + TimeUnit.NANOSECONDS.toMillis(HANDSHAKE_TIMEOUT_NS) + " ms");
             }
@@ -375,12 +438,20 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final TcpConnection c = all.get(i);
-            if (c.open && null != c.writeBuffer && c.writeBuffer.position() > 0)
+            if (c.open && null != c.writeBuffer && (c.writeBuffer.position() > 0 || (null != c.tls &&
+                c.tls.wantsFlush())))
             {
                 c.writeBuffer.flip();
                 try
                 {
-                    c.channel.write(c.writeBuffer);
+                    if (null == c.tls)
+                    {
+                        c.channel.write(c.writeBuffer);
+                    }
+                    else
+                    {
+                        c.tls.write(c.channel, c.writeBuffer);
+                    }
                     c.lastSentNs = nowNs;
                     written++;
                 }
@@ -498,6 +569,14 @@ public final class TcpTransport implements Transport
     {
         c.markOpen();
         backoffNs[c.connectTo] = MIN_BACKOFF_NS;
+        final Member peer = member(c.connectTo);
+        if (dialsTls(peer))
+        {
+            // The TLS handshake goes first; the Hello queued below waits in the clear, and is sent inside the link.
+            c.tls = new TlsLink(tlsFiles.diallingEngine(peer.host(), peer.port()));
+            startHandshake(c);
+        }
+        c.tlsDecided = true;
         c.localNonce = nonce();
         final HelloEncoder hello = new HelloEncoder()
             .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
@@ -514,9 +593,18 @@ public final class TcpTransport implements Transport
         else
         {
             c.stage = TcpConnection.Stage.AWAIT_REPLY;
-            startHandshake(c);
+            if (0 == c.handshakeDeadlineNs)
+            {
+                startHandshake(c);
+            }
         }
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} connected to {1}", selfId, c.connectTo);
+    }
+
+    /** A client or tool dials with TLS if told to; a member by the class of the link to the peer. */
+    private boolean dialsTls(final Member peer)
+    {
+        return selfId < 0 ? !tlsLinks.isEmpty() : tlsLinks.contains(LinkClass.between(member(selfId), peer));
     }
 
     private byte[] nonce()
@@ -607,10 +695,15 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
-        final int read;
+        int read;
         try
         {
-            read = c.channel.read(c.readBuffer);
+            read = fill(c, true);
+        }
+        catch (final SSLException ex)
+        {
+            disconnect(c, tlsFailure(c, ex));
+            return;
         }
         catch (final IOException ex)
         {
@@ -619,10 +712,111 @@ public final class TcpTransport implements Transport
         }
         if (read < 0)
         {
-            disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" : null);
+            disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" :
+                null != c.tls && !c.tls.handshakeDone() ? tlsFailure(c, null) : null);
             return;
         }
+        if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
+            TcpConnection.Stage.READY == c.stage && c.tls.handshakeDone())
+        {
+            // Dialled without a secret: the TLS handshake was all the handshake there is.
+            endHandshake(c);
+        }
+        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room.
+        while (c.open && readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining())
+        {
+            try
+            {
+                read = fill(c, false);
+            }
+            catch (final IOException ex)
+            {
+                disconnect(c, tlsFailure(c, ex));
+                return;
+            }
+            if (read <= 0)
+            {
+                break;
+            }
+        }
+    }
 
+    /**
+     * Plain bytes into the read buffer: from the socket, or, on a TLS link, decrypted from the records it sent.
+     *
+     * @param fromSocket false: only what a TLS link already holds.
+     * @return the bytes added, or -1 at the end of the stream.
+     */
+    private int fill(final TcpConnection c, final boolean fromSocket) throws IOException
+    {
+        if (null != c.tls)
+        {
+            return fromSocket ? c.tls.read(c.channel, c.readBuffer) : c.tls.decrypt(c.channel, c.readBuffer);
+        }
+        if (!fromSocket)
+        {
+            return 0;
+        }
+        final int read = c.channel.read(c.readBuffer);
+        return read > 0 && !c.tlsDecided ? detectTls(c, read) : read;
+    }
+
+    /**
+     * An accepted connection's first bytes: a TLS record starts 0x16 0x03 (a handshake record, protocol version 3.x),
+     * which no frame can, as a frame that long may not come before the handshake. One port serves both, so that a
+     * cluster can turn TLS on one member at a time.
+     */
+    private int detectTls(final TcpConnection c, final int read) throws IOException
+    {
+        final int held = c.readBuffer.position();
+        if (TLS_HANDSHAKE_RECORD != c.readView.getByte(0))
+        {
+            c.tlsDecided = true;
+            return read;
+        }
+        if (held < 2)
+        {
+            return read;
+        }
+        c.tlsDecided = true;
+        if (TLS_MAJOR_VERSION != c.readView.getByte(1))
+        {
+            return read;
+        }
+        if (null == tlsFiles)
+        {
+            disconnect(c, "a TLS handshake, but this member has no TLS files (lockstep.tls.certificate.file, " +
+                "lockstep.tls.key.file, lockstep.tls.trust.file): the peer encrypts and this member does not");
+            return 0;
+        }
+        c.tls = new TlsLink(tlsFiles.acceptingEngine());
+        c.readBuffer.flip();
+        c.tls.takeFirstBytes(c.readBuffer);
+        c.readBuffer.clear();
+        return c.tls.decrypt(c.channel, c.readBuffer);
+    }
+
+    /** Why a TLS link failed, with what usually causes it. */
+    private static String tlsFailure(final TcpConnection c, final IOException ex)
+    {
+        final String who = c.connectTo >= 0 ? "member " + c.connectTo : "an accepted connection";
+        if (null == ex)
+        {
+            return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
+                "or has no TLS files";
+        }
+        return "TLS with " + who + " failed: " + ex.getMessage() + (null != c.tls && !c.tls.handshakeDone() ?
+            " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
+            "it name the host the member is configured at?)" : "");
+    }
+
+    /**
+     * Deliver every whole frame in the read buffer, and keep the rest.
+     *
+     * @return false if the connection was closed.
+     */
+    private boolean readFrames(final TcpConnection c)
+    {
         int offset = 0;
         final int limit = c.readBuffer.position();
         while (limit - offset >= LENGTH_PREFIX)
@@ -631,7 +825,7 @@ public final class TcpTransport implements Transport
             if (length < MessageHeaderDecoder.ENCODED_LENGTH || length > maxMessageLength)
             {
                 disconnect(c, "bad message length " + length);
-                return;
+                return false;
             }
             final boolean handshaking = TcpConnection.Stage.READY != c.stage;
             if (handshaking && length > TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH)
@@ -640,7 +834,7 @@ public final class TcpTransport implements Transport
                 // waiting for it would hold a connection on a buffer it can never fill.
                 disconnect(c, "a message of " + length + " bytes during the handshake, where only handshake " +
                     "messages (at most " + TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH + " bytes) may come");
-                return;
+                return false;
             }
             if (limit - offset - LENGTH_PREFIX < length)
             {
@@ -651,12 +845,12 @@ public final class TcpTransport implements Transport
             if (!validator.isValid(c.readView, messageOffset, length))
             {
                 disconnect(c, validator.reason());
-                return;
+                return false;
             }
             headerDecoder.wrap(c.readView, messageOffset);
             if (!deliver(c, messageOffset, length, handshaking))
             {
-                return;
+                return false;
             }
         }
         if (offset > 0 && c.endpoint >= CLIENT_ENDPOINT_BASE)
@@ -671,7 +865,9 @@ public final class TcpTransport implements Transport
             disconnect(c, "a frame of " + c.readView.getInt(0, ByteOrder.LITTLE_ENDIAN) + " bytes does not fit " +
                 "the buffers left for clients (" + clientBudget.used() + " bytes in use; " +
                 "lockstep.client.buffers.max.bytes)");
+            return false;
         }
+        return true;
     }
 
     /**
@@ -777,6 +973,10 @@ public final class TcpTransport implements Transport
                 disconnect(c, "Hello from member id " + peerId + ", which is not a configured peer");
                 return false;
             }
+            if (!checkMemberTls(c, member(peerId)))
+            {
+                return false;
+            }
             if (helloDecoder.segmentLength() != segmentLength)
             {
                 disconnect(c, "member " + peerId + " uses log segment length " + helloDecoder.segmentLength() +
@@ -789,6 +989,12 @@ public final class TcpTransport implements Transport
                     "prove the member secret, which this member requires (lockstep.cluster.secret.file)");
                 return false;
             }
+        }
+        else if (null == c.tls && tlsLinks.contains(authenticating ? LinkClass.TOOLS : LinkClass.CLIENTS))
+        {
+            disconnect(c, "refused a " + (authenticating ? "tool" : "client") + " connection in the clear: this " +
+                "member requires TLS of " + (authenticating ? "tools" : "clients") + " (lockstep.tls.links)");
+            return false;
         }
         else if (!authenticating && clientConnections.size() - toolConnections >= limits.maxClients())
         {
@@ -828,6 +1034,41 @@ public final class TcpTransport implements Transport
             return register(c, peerId, true);
         }
         c.stage = TcpConnection.Stage.AWAIT_PROOF;
+        return true;
+    }
+
+    /**
+     * A member's connection is encrypted if its link class requires it, and a member that encrypts proves, with its
+     * certificate, the host it is configured at: mutual TLS, held to the member id the connection claims.
+     */
+    private boolean checkMemberTls(final TcpConnection c, final Member peer)
+    {
+        final LinkClass linkClass = LinkClass.between(member(selfId), peer);
+        if (null == c.tls)
+        {
+            if (tlsLinks.contains(linkClass))
+            {
+                disconnect(c, "refused member " + peer.id() + " in the clear: this member requires TLS on " +
+                    linkClass.configName() + " links (lockstep.tls.links); give member " + peer.id() + " the same " +
+                    "setting");
+                return false;
+            }
+            return true;
+        }
+        final X509Certificate certificate = c.tls.peerCertificate();
+        if (null == certificate)
+        {
+            disconnect(c, "refused member " + peer.id() + ": it connected with TLS but presented no certificate " +
+                "(members prove theirs: lockstep.tls.certificate.file)");
+            return false;
+        }
+        if (!CertificateHosts.covers(certificate, peer.host()))
+        {
+            disconnect(c, "refused member " + peer.id() + ": its TLS certificate (" +
+                certificate.getSubjectX500Principal() + ") does not name " + peer.host() + ", the host member " +
+                peer.id() + " is configured at (a subject alternative name is needed)");
+            return false;
+        }
         return true;
     }
 

@@ -1,0 +1,304 @@
+package io.lockstep.cluster.transport;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLEngineResult;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+
+/**
+ * The TLS layer of one connection, between its socket and the plain bytes the transport frames: records read from
+ * the socket are decrypted into the connection's read buffer, and what the transport queued in its write buffer is
+ * encrypted on flush. The TLS handshake runs first, driven from both; what the transport queues before it is done
+ * (its own {@code Hello}) waits, in the clear, in the connection's write buffer, and is sent only inside the link.
+ * <p>
+ * Buffers: one record in (as it arrives), one decrypted record (the read buffer may have less room than a record),
+ * and a few records out, heap buffers because the JDK's AES-GCM works on arrays. About 70 KiB per connection, taken
+ * only when the connection turns out to be TLS.
+ */
+final class TlsLink
+{
+    /** Records encrypted per flush before the socket is written: a burst of small messages becomes few writes. */
+    private static final int RECORDS_OUT = 4;
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    private final SSLEngine engine;
+    /** Records from the socket, not yet decrypted (write mode). */
+    private final ByteBuffer netIn;
+    /** Decrypted bytes the read buffer had no room for (write mode). */
+    private final ByteBuffer plainIn;
+    /** Encrypted records not yet written to the socket (write mode). */
+    private final ByteBuffer netOut;
+    private boolean handshakeDone;
+
+    TlsLink(final SSLEngine engine)
+    {
+        this.engine = engine;
+        final SSLSession session = engine.getSession();
+        netIn = ByteBuffer.allocate(session.getPacketBufferSize());
+        plainIn = ByteBuffer.allocate(session.getApplicationBufferSize());
+        netOut = ByteBuffer.allocate(RECORDS_OUT * session.getPacketBufferSize());
+        try
+        {
+            // Without this the engine reads as not handshaking until its first wrap or unwrap.
+            engine.beginHandshake();
+        }
+        catch (final SSLException ex)
+        {
+            throw new IllegalStateException("a new TLS engine refused to begin its handshake", ex);
+        }
+    }
+
+    /**
+     * @param firstBytes bytes already read from the socket before the connection was known to be TLS (read mode):
+     *                   the start of the peer's first record.
+     */
+    void takeFirstBytes(final ByteBuffer firstBytes)
+    {
+        netIn.put(firstBytes);
+    }
+
+    /** @return true once the handshake is done: the transport's own bytes may flow. */
+    boolean handshakeDone()
+    {
+        return handshakeDone;
+    }
+
+    /**
+     * @return the peer's certificate, as the handshake verified it, or null if it presented none.
+     */
+    X509Certificate peerCertificate()
+    {
+        try
+        {
+            final Certificate[] chain = engine.getSession().getPeerCertificates();
+            return chain.length > 0 && chain[0] instanceof X509Certificate x509 ? x509 : null;
+        }
+        catch (final SSLPeerUnverifiedException ex)
+        {
+            return null;
+        }
+    }
+
+    /**
+     * Read what the socket has, move the handshake on, and decrypt into {@code plain} what fits.
+     *
+     * @param plain the connection's read buffer (write mode).
+     * @return -1 at the end of the stream, else the decrypted bytes added to {@code plain}.
+     * @throws IOException for a TLS failure (a handshake the peer failed, a record that does not decrypt), with the
+     *                     engine's reason, or a socket failure.
+     */
+    int read(final SocketChannel channel, final ByteBuffer plain) throws IOException
+    {
+        final int read = netIn.hasRemaining() ? channel.read(netIn) : 0;
+        if (read < 0)
+        {
+            return -1;
+        }
+        return decrypt(channel, plain);
+    }
+
+    /**
+     * Decrypt what is already read into {@code plain}, without reading the socket: for when the read buffer was full
+     * and the transport has since made room.
+     *
+     * @return the decrypted bytes added to {@code plain}.
+     */
+    int decrypt(final SocketChannel channel, final ByteBuffer plain) throws IOException
+    {
+        if (!handshakeDone)
+        {
+            handshake(channel);
+        }
+        int added = drainPlain(plain);
+        while (handshakeDone && netIn.position() > 0 && plainIn.hasRemaining() && 0 == plainIn.position())
+        {
+            netIn.flip();
+            final SSLEngineResult result;
+            try
+            {
+                result = engine.unwrap(netIn, plainIn);
+            }
+            finally
+            {
+                netIn.compact();
+            }
+            if (SSLEngineResult.Status.CLOSED == result.getStatus())
+            {
+                throw new SSLException("the peer closed the TLS link");
+            }
+            if (SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING != result.getHandshakeStatus() &&
+                SSLEngineResult.HandshakeStatus.FINISHED != result.getHandshakeStatus())
+            {
+                // A post-handshake message (a key update, which must be answered): handled as a handshake step.
+                handshakeDone = false;
+                handshake(channel);
+            }
+            added += drainPlain(plain);
+            if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus() || 0 == result.bytesConsumed())
+            {
+                break;
+            }
+        }
+        return added;
+    }
+
+    /** @return true if decrypted bytes wait for room in the read buffer, or whole records wait to be decrypted. */
+    boolean hasBuffered()
+    {
+        return plainIn.position() > 0 || netIn.position() > 0;
+    }
+
+    /** @return true if there is something to send even with nothing queued: handshake records, or unsent records. */
+    boolean wantsFlush()
+    {
+        return netOut.position() > 0 || engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP;
+    }
+
+    /**
+     * Encrypt what the transport queued and write it, after any records still unsent; before the handshake is done,
+     * move the handshake on instead and leave the queued bytes where they are.
+     *
+     * @param plain the connection's write buffer (read mode): what is encrypted is consumed.
+     */
+    void write(final SocketChannel channel, final ByteBuffer plain) throws IOException
+    {
+        if (!writeNet(channel))
+        {
+            return;
+        }
+        if (!handshakeDone)
+        {
+            handshake(channel);
+            if (!handshakeDone)
+            {
+                return;
+            }
+        }
+        while (plain.hasRemaining())
+        {
+            while (plain.hasRemaining() && netOut.remaining() >= engine.getSession().getPacketBufferSize())
+            {
+                final SSLEngineResult result = engine.wrap(plain, netOut);
+                if (SSLEngineResult.Status.OK != result.getStatus())
+                {
+                    throw new SSLException("TLS link closed while writing (" + result.getStatus() + ")");
+                }
+            }
+            if (!writeNet(channel))
+            {
+                return;
+            }
+        }
+    }
+
+    /** Move the handshake as far as the bytes in hand allow. */
+    private void handshake(final SocketChannel channel) throws IOException
+    {
+        while (true)
+        {
+            switch (engine.getHandshakeStatus())
+            {
+                case NEED_TASK ->
+                {
+                    // Certificate checks: run here, on the transport's thread, a handful per connect.
+                    Runnable task;
+                    while (null != (task = engine.getDelegatedTask()))
+                    {
+                        task.run();
+                    }
+                }
+                case NEED_WRAP ->
+                {
+                    if (netOut.remaining() < engine.getSession().getPacketBufferSize())
+                    {
+                        writeNet(channel);
+                        if (netOut.remaining() < engine.getSession().getPacketBufferSize())
+                        {
+                            return;
+                        }
+                    }
+                    final SSLEngineResult result = engine.wrap(EMPTY, netOut);
+                    if (SSLEngineResult.Status.CLOSED == result.getStatus())
+                    {
+                        writeNet(channel);
+                        throw new SSLException("the TLS handshake was refused");
+                    }
+                    writeNet(channel);
+                }
+                case NEED_UNWRAP, NEED_UNWRAP_AGAIN ->
+                {
+                    netIn.flip();
+                    final SSLEngineResult result;
+                    try
+                    {
+                        result = engine.unwrap(netIn, plainIn);
+                    }
+                    finally
+                    {
+                        netIn.compact();
+                    }
+                    if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
+                    {
+                        return;
+                    }
+                    if (SSLEngineResult.Status.CLOSED == result.getStatus())
+                    {
+                        throw new SSLException("the peer closed the TLS link during the handshake");
+                    }
+                    if (SSLEngineResult.Status.BUFFER_OVERFLOW == result.getStatus())
+                    {
+                        // Application data behind the handshake, with decrypted bytes still waiting: later.
+                        return;
+                    }
+                }
+                default ->
+                {
+                    handshakeDone = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** @return true if every encrypted byte is written (the socket took them all). */
+    private boolean writeNet(final SocketChannel channel) throws IOException
+    {
+        if (0 == netOut.position())
+        {
+            return true;
+        }
+        netOut.flip();
+        try
+        {
+            channel.write(netOut);
+            return !netOut.hasRemaining();
+        }
+        finally
+        {
+            netOut.compact();
+        }
+    }
+
+    /** Move decrypted bytes into the read buffer, as many as it has room for. */
+    private int drainPlain(final ByteBuffer plain)
+    {
+        if (0 == plainIn.position())
+        {
+            return 0;
+        }
+        plainIn.flip();
+        final int n = Math.min(plainIn.remaining(), plain.remaining());
+        final int limit = plainIn.limit();
+        plainIn.limit(plainIn.position() + n);
+        plain.put(plainIn);
+        plainIn.limit(limit);
+        plainIn.compact();
+        return n;
+    }
+}

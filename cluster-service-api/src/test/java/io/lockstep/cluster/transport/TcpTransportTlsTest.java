@@ -1,0 +1,376 @@
+package io.lockstep.cluster.transport;
+
+import io.lockstep.cluster.codecs.IngressDecoder;
+import io.lockstep.cluster.codecs.IngressEncoder;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * TLS on each link class, between real transports on loopback: what each class requires, what each side proves, and
+ * what is refused, with the reason.
+ */
+class TcpTransportTlsTest
+{
+    private static final ClusterSecret MEMBER_SECRET = ClusterSecret.of(
+        "the-member-secret-of-this-test".getBytes(StandardCharsets.US_ASCII));
+    private static final ClusterSecret TOOL_SECRET = ClusterSecret.of(
+        "the-tool-secret-of-this-test!!".getBytes(StandardCharsets.US_ASCII));
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
+
+    @TempDir
+    static Path dir;
+    private static Path certs;
+    private static Path otherCerts;
+
+    private final List<TcpTransport> transports = new ArrayList<>();
+    private final List<String> problems = new ArrayList<>();
+    private final List<byte[]> received = new ArrayList<>();
+    private final List<Integer> senders = new ArrayList<>();
+    private long clockOffsetNs;
+
+    @BeforeAll
+    static void makeCertificates() throws IOException
+    {
+        certs = dir.resolve("cluster");
+        otherCerts = dir.resolve("other");
+        DevCertificates.write(certs, List.of("127.0.0.1", "localhost"));
+        DevCertificates.write(otherCerts, List.of("127.0.0.1", "localhost"));
+    }
+
+    @AfterEach
+    void close()
+    {
+        transports.forEach(TcpTransport::close);
+    }
+
+    @Test
+    void membersConnectWithMutualTlsAndMessagesOfEverySizeArriveWhole() throws IOException
+    {
+        final List<Member> members = members(true, true);
+        final TcpTransport a = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        final TcpTransport b = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> a.isConnected(1) && b.isConnected(0), a, b);
+        assertTrue(a.isEncrypted(1));
+        assertTrue(b.isEncrypted(0));
+
+        // From a few bytes to several TLS records each, both ways, many at once.
+        final List<byte[]> sent = new ArrayList<>();
+        for (int i = 0; i < 200; i++)
+        {
+            final byte[] payload = payload(i, i % 10 == 0 ? 60_000 : 1 + (i * 37) % 700);
+            sent.add(payload);
+            while (!a.send(1, ingress(i, payload), 0, IngressEncoder.BLOCK_LENGTH + 8 + 4 + payload.length))
+            {
+                pump(a, b);
+            }
+        }
+        pumpUntil(() -> received.size() == sent.size(), a, b);
+        for (int i = 0; i < sent.size(); i++)
+        {
+            assertArrayEquals(sent.get(i), received.get(i), "message " + i);
+            assertEquals(0, senders.get(i));
+        }
+        assertTrue(b.send(0, ingress(7, payload(7, 100)), 0, IngressEncoder.BLOCK_LENGTH + 12 + 100));
+        pumpUntil(() -> received.size() == sent.size() + 1, a, b);
+        assertEquals(1, senders.get(sent.size()));
+        assertEquals(List.of(), problems);
+    }
+
+    @Test
+    void standbyLinksAreAClassOfTheirOwn() throws IOException
+    {
+        final List<Member> members = members(true, false);
+        final TcpTransport a = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.STANDBY));
+        final TcpTransport standby = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.STANDBY));
+        pumpUntil(() -> a.isConnected(1) && standby.isConnected(0), a, standby);
+        assertTrue(a.isEncrypted(1));
+
+        // Members-only TLS leaves the standby link in the clear.
+        close();
+        transports.clear();
+        final List<Member> again = members(true, false);
+        final TcpTransport c = member(0, again, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        final TcpTransport d = member(1, again, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> c.isConnected(1) && d.isConnected(0), c, d);
+        assertFalse(c.isEncrypted(1));
+    }
+
+    @Test
+    void aMemberThatRequiresTlsRefusesAPeerInTheClear() throws IOException
+    {
+        final List<Member> members = members(true, true);
+        final TcpTransport plain = member(0, members, memberFiles(certs), Set.of());
+        final TcpTransport strict = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("refused member 0 in the clear")), plain, strict);
+        assertFalse(strict.isConnected(0));
+    }
+
+    @Test
+    void aCertificateFromAnotherAuthorityIsRefused() throws IOException
+    {
+        final List<Member> members = members(true, true);
+        final TcpTransport a = member(0, members, memberFiles(otherCerts), EnumSet.of(LinkClass.MEMBERS));
+        final TcpTransport b = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("TLS with member 1 failed")), a, b);
+        assertFalse(a.isConnected(1));
+        assertFalse(b.isConnected(0));
+    }
+
+    @Test
+    void aMembersCertificateMustNameTheHostItIsConfiguredAt() throws IOException
+    {
+        // Member 0 listens at 127.0.0.2, which the shared certificate does not name; it dials member 1, whose name
+        // it checks and finds; member 1 checks member 0's and refuses it.
+        final List<Member> members = List.of(new Member(0, "127.0.0.2", freePort(), true),
+            new Member(1, "127.0.0.1", freePort(), true));
+        final TcpTransport a = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        final TcpTransport b = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("does not name 127.0.0.2")), a, b);
+        assertFalse(b.isConnected(0));
+    }
+
+    @Test
+    void aClientThatTrustsTheAuthorityConnectsAndOneInTheClearIsRefused() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> client.isConnected(0), m, client);
+        assertTrue(client.send(0, ingress(1, payload(1, 50_000)), 0, IngressEncoder.BLOCK_LENGTH + 12 + 50_000));
+        pumpUntil(() -> 1 == m.clientConnections() && received.stream().anyMatch(r -> r.length == 50_000), m,
+            client);
+        final int endpoint = Transport.CLIENT_ENDPOINT_BASE;
+        assertTrue(m.isEncrypted(endpoint));
+        assertFalse(m.isTrusted(endpoint));
+        assertTrue(m.send(endpoint, ingress(2, payload(2, 40_000)), 0, IngressEncoder.BLOCK_LENGTH + 12 + 40_000));
+        pumpUntil(() -> received.stream().anyMatch(r -> r.length == 40_000), m, client);
+
+        final TcpTransport plainClient = client(members, null);
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("refused a client connection in the clear")), m,
+            plainClient);
+        assertEquals(1, m.clientConnections());
+    }
+
+    @Test
+    void aClientThatDoesNotTrustTheAuthorityIsRefusedByItsOwnCheck() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        final TcpTransport client = client(members, TlsFiles.trusting(otherCerts.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("TLS with member 0 failed") &&
+            p.contains("trust")), m, client);
+        assertEquals(0, m.clientConnections());
+    }
+
+    @Test
+    void aToolProvesTheToolSecretInsideTls() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.TOOLS));
+        final TcpTransport tool = track(new TcpTransport(-1, members, 0, 1 << 20, TOOL_SECRET,
+            ClientProtocolShapes.create()).problemListener(problems::add)
+            .tls(TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)), EnumSet.of(LinkClass.TOOLS)));
+        pumpUntil(() -> 1 == m.clientConnections() && tool.isConnected(0), m, tool);
+        assertTrue(m.isEncrypted(Transport.CLIENT_ENDPOINT_BASE));
+        assertTrue(m.isTrusted(Transport.CLIENT_ENDPOINT_BASE));
+
+        // A tool in the clear is refused when tools must use TLS, even with the right secret.
+        final TcpTransport plainTool = track(new TcpTransport(-1, members, 0, 1 << 20, TOOL_SECRET,
+            ClientProtocolShapes.create()).problemListener(problems::add));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("refused a tool connection in the clear")), m,
+            plainTool);
+    }
+
+    @Test
+    void aTlsPeerOfAMemberWithoutTlsFilesIsToldWhy() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = track(new TcpTransport(0, members, 1 << 20, 1 << 16, MEMBER_SECRET,
+            ClientProtocolShapes.create()).problemListener(problems::add));
+        final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("this member has no TLS files")), m, client);
+    }
+
+    @Test
+    void newFilesAreTakenForNewConnectionsWithoutARestart() throws IOException
+    {
+        final Path live = dir.resolve("live");
+        Files.createDirectories(live);
+        for (final String name : List.of(DevCertificates.AUTHORITY, DevCertificates.CERTIFICATE, DevCertificates.KEY))
+        {
+            Files.copy(certs.resolve(name), live.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+        }
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(live), EnumSet.of(LinkClass.CLIENTS));
+        final TcpTransport before = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> 1 == m.clientConnections(), m, before);
+
+        // A half-written key is reported and the loaded files stay in use.
+        Files.writeString(live.resolve(DevCertificates.KEY), "-----BEGIN PRIVATE KEY-----\nAAAA\n");
+        clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("do not load")), m, before);
+
+        // The new authority's files, renamed in: the next connection is served with them, the open one stays.
+        for (final String name : List.of(DevCertificates.AUTHORITY, DevCertificates.CERTIFICATE, DevCertificates.KEY))
+        {
+            final Path staged = live.resolve(name + ".new");
+            Files.copy(otherCerts.resolve(name), staged, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(staged, live.resolve(name), StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
+        }
+        clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
+        pump(m, before);
+        final TcpTransport after = client(members, TlsFiles.trusting(otherCerts.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> 2 == m.clientConnections(), m, before, after);
+        assertTrue(before.isConnected(0));
+    }
+
+    @Test
+    void aMembersFilesMustHoldACertificateAndAMatchingKey() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = track(new TcpTransport(0, members, 1 << 20, 1 << 16, MEMBER_SECRET,
+            ClientProtocolShapes.create()));
+        final TlsFiles trustOnly = TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY));
+        assertThrows(IllegalArgumentException.class, () -> m.tls(trustOnly, EnumSet.of(LinkClass.MEMBERS)));
+
+        final IOException wrongKey = assertThrows(IOException.class, () -> TlsFiles.load(
+            certs.resolve(DevCertificates.CERTIFICATE), otherCerts.resolve(DevCertificates.KEY),
+            certs.resolve(DevCertificates.AUTHORITY)));
+        assertTrue(wrongKey.getMessage().contains("is not the private key of the first certificate"),
+            wrongKey.getMessage());
+        final Path traditional = dir.resolve("traditional.key");
+        Files.writeString(traditional, "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n");
+        final IOException format = assertThrows(IOException.class, () -> TlsFiles.load(
+            certs.resolve(DevCertificates.CERTIFICATE), traditional, certs.resolve(DevCertificates.AUTHORITY)));
+        assertTrue(format.getMessage().contains("openssl pkcs8 -topk8 -nocrypt"), format.getMessage());
+        final IOException noCertificates = assertThrows(IOException.class, () -> TlsFiles.trusting(traditional));
+        assertTrue(noCertificates.getMessage().contains("holds no certificate") ||
+            noCertificates.getMessage().contains("not a PEM file"), noCertificates.getMessage());
+    }
+
+    private static TlsFiles memberFiles(final Path from) throws IOException
+    {
+        return TlsFiles.load(from.resolve(DevCertificates.CERTIFICATE), from.resolve(DevCertificates.KEY),
+            from.resolve(DevCertificates.AUTHORITY));
+    }
+
+    private TcpTransport member(final int id, final List<Member> members, final TlsFiles files,
+        final Set<LinkClass> encrypted)
+    {
+        return track(new TcpTransport(id, members, 1 << 20, 1 << 17, MEMBER_SECRET, ClientProtocolShapes.create())
+            .problemListener(problems::add).toolSecret(TOOL_SECRET).tls(files, encrypted));
+    }
+
+    private TcpTransport client(final List<Member> members, final TlsFiles files)
+    {
+        final TcpTransport client = new TcpTransport(-1, members, 1 << 17).problemListener(problems::add);
+        if (null != files)
+        {
+            client.tls(files, EnumSet.of(LinkClass.CLIENTS));
+        }
+        return track(client);
+    }
+
+    private TcpTransport track(final TcpTransport transport)
+    {
+        transports.add(transport);
+        return transport;
+    }
+
+    private static List<Member> members(final boolean firstVoting, final boolean secondVoting) throws IOException
+    {
+        return List.of(new Member(0, "127.0.0.1", freePort(), firstVoting),
+            new Member(1, "127.0.0.1", freePort(), secondVoting));
+    }
+
+    private void pumpUntil(final BooleanSupplier done, final TcpTransport... parties)
+    {
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (!done.getAsBoolean())
+        {
+            if (System.nanoTime() > deadline)
+            {
+                fail("not done within " + TimeUnit.NANOSECONDS.toSeconds(TIMEOUT_NS) + " s; problems: " + problems);
+            }
+            pump(parties);
+        }
+    }
+
+    private void pump(final TcpTransport... parties)
+    {
+        final long now = System.nanoTime() + clockOffsetNs;
+        for (final TcpTransport t : parties)
+        {
+            t.poll(now, this::onMessage);
+            t.flush(now);
+        }
+    }
+
+    private void onMessage(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, offset);
+        if (IngressDecoder.TEMPLATE_ID != header.templateId())
+        {
+            return;
+        }
+        final IngressDecoder ingress = new IngressDecoder().wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH,
+            header.blockLength(), header.version());
+        final byte[] payload = new byte[ingress.payloadLength()];
+        ingress.getPayload(payload, 0, payload.length);
+        received.add(payload);
+        senders.add(endpoint);
+    }
+
+    private static UnsafeBuffer ingress(final long sequence, final byte[] payload)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[payload.length + 64]);
+        new IngressEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).sessionId(1).sequence(sequence)
+            .putPayload(payload, 0, payload.length);
+        return buffer;
+    }
+
+    private static byte[] payload(final int seed, final int length)
+    {
+        final byte[] payload = new byte[length];
+        for (int i = 0; i < length; i++)
+        {
+            payload[i] = (byte)(seed * 31 + i);
+        }
+        return payload;
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket socket = new ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
+    }
+}
