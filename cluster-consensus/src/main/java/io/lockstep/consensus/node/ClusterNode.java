@@ -83,6 +83,14 @@ public final class ClusterNode implements AutoCloseable
         {
             throw new IllegalStateException(removed);
         }
+        try
+        {
+            config.security().tls().checkMember("member " + config.memberId());
+        }
+        catch (final NodeConfig.ConfigException ex)
+        {
+            throw new IllegalStateException(ex.getMessage(), ex);
+        }
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
             io.lockstep.consensus.MemberProtocolShapes.create());
@@ -120,7 +128,8 @@ public final class ClusterNode implements AutoCloseable
             member.clientAuthenticator(config.security().authenticator())
                 .sessionLimits(config.security().sessionLimits());
         }
-        transport.limits(config.security().limits()).toolSecret(config.security().toolSecret());
+        transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
+            .tls(config.security().tls().files(), config.security().tls().links());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(new io.lockstep.cluster.transport.ProblemListener()
         {
@@ -131,7 +140,11 @@ public final class ClusterNode implements AutoCloseable
 
             public void onProblem(final String kind, final String problem)
             {
-                consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
+                if (!"tls".equals(kind))
+                {
+                    // A TLS file that does not reload refuses no connection: the files loaded before stay in use.
+                    consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
+                }
                 // Identity refusals (wrong proofs, claimed ids) are a kind of their own, so that a flood of garbage
                 // connections cannot push them out of the error log.
                 consensus.errors().record(kind, problem);

@@ -45,6 +45,7 @@ import java.util.concurrent.TimeUnit;
  * lockstep.client.sessions.per.connection   sessions open on one connection (default 4)
  * lockstep.client.sessions.per.principal    sessions open for one principal (default 4096: the table's size)
  * lockstep.client.session.opens.per.second  opens one connection may ask for in a second (default 20)
+ * lockstep.tls.links, lockstep.tls.certificate.file, lockstep.tls.key.file, lockstep.tls.trust.file: see TlsSettings
  * </pre>
  * Member connections never count against the client bounds (see {@link ConnectionLimits}).
  *
@@ -53,6 +54,7 @@ import java.util.concurrent.TimeUnit;
  * @param authenticator decides on client connects.
  * @param limits        what connections that are not members may hold.
  * @param sessionLimits what one client may open.
+ * @param tls           which links are encrypted, and with what (see {@link TlsSettings}).
  * @param warnings      what is open, said at start-up.
  */
 public record SecuritySettings(
@@ -61,6 +63,7 @@ public record SecuritySettings(
     ClientAuthenticator authenticator,
     ConnectionLimits limits,
     SessionLimits sessionLimits,
+    TlsSettings tls,
     List<String> warnings)
 {
     public static final String SECRET_FILE = "lockstep.cluster.secret.file";
@@ -80,7 +83,7 @@ public record SecuritySettings(
 
     /** No secret, every client accepted: for tests and tools that build members in code. */
     public static final SecuritySettings OPEN = new SecuritySettings(null, null, ClientAuthenticator.ACCEPT_ALL,
-        ConnectionLimits.DEFAULTS, SessionLimits.DEFAULTS, List.of());
+        ConnectionLimits.DEFAULTS, SessionLimits.DEFAULTS, TlsSettings.NONE, List.of());
 
     static SecuritySettings parse(final String source, final Path configDir, final Properties p)
         throws NodeConfig.ConfigException
@@ -136,8 +139,9 @@ public record SecuritySettings(
             }
             default -> authenticator = instantiate(source, name);
         }
+        final TlsSettings tls = TlsSettings.parse(source, configDir, p, warnings);
         return new SecuritySettings(secret, toolSecret, authenticator, limits(source, p), sessionLimits(source, p),
-            List.copyOf(warnings));
+            tls, List.copyOf(warnings));
     }
 
     private static ClusterSecret toolSecret(
@@ -222,9 +226,20 @@ public record SecuritySettings(
         throws IOException, NodeConfig.ConfigException
     {
         final ClusterSecret secret = ClusterSecret.read(file);
+        checkPrivate(source, file, key, p);
+        return secret;
+    }
+
+    /**
+     * A file of secrets (a secret, a TLS private key) that anyone but its owner may read or write is refused, naming
+     * the file and the fix, unless the operator turned the check off.
+     */
+    static void checkPrivate(final String source, final Path file, final String key, final Properties p)
+        throws IOException, NodeConfig.ConfigException
+    {
         if (!Boolean.parseBoolean(p.getProperty(CHECK_PERMISSIONS, "true").trim()))
         {
-            return secret;
+            return;
         }
         final Set<PosixFilePermission> permissions;
         try
@@ -234,7 +249,7 @@ public record SecuritySettings(
         catch (final UnsupportedOperationException ex)
         {
             // No POSIX permissions on this file system: nothing to check.
-            return secret;
+            return;
         }
         for (final PosixFilePermission permission : permissions)
         {
@@ -246,7 +261,6 @@ public record SecuritySettings(
                     ", or set " + CHECK_PERMISSIONS + "=false where the file system keeps it private otherwise");
             }
         }
-        return secret;
     }
 
     private static SessionLimits sessionLimits(final String source, final Properties p)

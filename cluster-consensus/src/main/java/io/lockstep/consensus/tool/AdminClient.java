@@ -14,7 +14,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import io.lockstep.cluster.codecs.SessionEventDecoder;
 import io.lockstep.cluster.transport.ClusterSecret;
+import io.lockstep.cluster.transport.LinkClass;
 import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.TlsFiles;
 import io.lockstep.cluster.transport.Member;
 
 import io.lockstep.consensus.codecs.AppendStatus;
@@ -131,10 +133,24 @@ public final class AdminClient implements AutoCloseable
      */
     public AdminClient(final List<Member> members, final ClusterSecret secret)
     {
+        this(members, secret, null);
+    }
+
+    /**
+     * @param members the cluster's members.
+     * @param secret  the tool secret, which the members require of tools; null if they run without secrets.
+     * @param tls     the files to dial members with TLS (tools' links encrypted), or null to dial in the clear.
+     */
+    public AdminClient(final List<Member> members, final ClusterSecret secret, final TlsFiles tls)
+    {
         this.members = List.copyOf(members);
         // Room for a backup piece (up to about 512 KiB of log frames).
         this.transport = new TcpTransport(-1, members, 0, 1024 * 1024 + 1024, secret,
             MemberProtocolShapes.create());
+        if (null != tls)
+        {
+            transport.tls(tls, java.util.EnumSet.of(LinkClass.TOOLS));
+        }
         this.transport.problemListener(problem -> lastProblem = problem);
         this.target = members.get(0).id();
     }

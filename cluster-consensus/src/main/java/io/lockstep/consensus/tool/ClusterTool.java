@@ -86,7 +86,8 @@ public final class ClusterTool
             return new Promotion(config, out, err).run(java.util.Arrays.asList(args).contains("--force"),
                 option(args, "--timeout-ms", 30_000));
         }
-        try (AdminClient client = new AdminClient(members, config.security().toolSecret()))
+        try (AdminClient client = new AdminClient(members, config.security().toolSecret(),
+            config.security().tls().forTools()))
         {
             final int exit = "backup".equals(args[0]) ? backup(args, client, config, out, err) :
                 command(args, client, members, out, err);

@@ -68,7 +68,8 @@ final class Promotion
         {
             voters |= 1L << m.id();
         }
-        try (AdminClient admin = new AdminClient(standbys, config.security().toolSecret()))
+        try (AdminClient admin = new AdminClient(standbys, config.security().toolSecret(),
+            config.security().tls().forTools()))
         {
             final List<AdminClient.PromoteAnswer> answers = new ArrayList<>();
             long epoch = 0;
@@ -165,7 +166,8 @@ final class Promotion
     /** @return why the primary looks alive (a voting member answers), or null. */
     private String primaryAlive(final List<Member> primaries)
     {
-        try (AdminClient admin = new AdminClient(primaries, config.security().toolSecret()))
+        try (AdminClient admin = new AdminClient(primaries, config.security().toolSecret(),
+            config.security().tls().forTools()))
         {
             // Half a second: a live member answers within a few round trips even across zones.
             for (final AdminClient.Status s : admin.status(PRIMARY_CHECK_MS).values())

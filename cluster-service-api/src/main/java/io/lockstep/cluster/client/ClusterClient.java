@@ -1,11 +1,14 @@
 package io.lockstep.cluster.client;
 
+import io.lockstep.cluster.transport.LinkClass;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.TlsFiles;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -94,11 +97,15 @@ public final class ClusterClient implements AutoCloseable
 
     private ClusterClient(
         final List<Member> members, final EgressListener listener, final NanoClock clock, final Settings settings,
-        final byte[] credentials)
+        final byte[] credentials, final TlsFiles tls)
     {
         this.clock = clock;
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
         this.transport = new TcpTransport(-1, members, 1024 * 1024);
+        if (null != tls)
+        {
+            transport.tls(tls, EnumSet.of(LinkClass.CLIENTS));
+        }
         final int[] ids = members.stream().mapToInt(Member::id).toArray();
         this.session = new SessionClient(transport, ids, new SessionClient.Listener()
         {
@@ -145,7 +152,7 @@ public final class ClusterClient implements AutoCloseable
     public static ClusterClient connect(final List<Member> members, final EgressListener listener,
         final Settings settings)
     {
-        return new ClusterClient(members, listener, new SystemNanoClock(), settings, new byte[0]);
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings, new byte[0], null);
     }
 
     /**
@@ -162,7 +169,27 @@ public final class ClusterClient implements AutoCloseable
     public static ClusterClient connect(final List<Member> members, final EgressListener listener,
         final Settings settings, final byte[] credentials)
     {
-        return new ClusterClient(members, listener, new SystemNanoClock(), settings, credentials);
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings, credentials, null);
+    }
+
+    /**
+     * Start connecting over TLS, to a cluster that encrypts its client links ({@code lockstep.tls.links=clients}).
+     *
+     * @param members     the cluster's members (any one will do: followers redirect to the leader); each member's
+     *                    certificate must name the host given here.
+     * @param listener    receives egress.
+     * @param settings    keepalive, silence timeout and bounds.
+     * @param credentials what the cluster's {@code ClientAuthenticator} expects; empty for none.
+     * @param tls         whom to trust: {@code TlsFiles.trusting(Path.of("ca.pem"))}, the authority that signs the
+     *                    members' certificates. A connection to a member whose certificate it does not trust is
+     *                    dropped, and the next member tried.
+     * @return the client.
+     */
+    public static ClusterClient connect(final List<Member> members, final EgressListener listener,
+        final Settings settings, final byte[] credentials, final TlsFiles tls)
+    {
+        return new ClusterClient(members, listener, new SystemNanoClock(), settings, credentials,
+            java.util.Objects.requireNonNull(tls, "tls"));
     }
 
     /**

@@ -48,7 +48,12 @@ public final class DevCertificates
                 "configured at)");
             System.exit(2);
         }
-        write(Path.of(args[0]), List.of(args).subList(1, args.length));
+        final Path dir = Path.of(args[0]);
+        final List<String> hosts = List.of(args).subList(1, args.length);
+        write(dir, hosts);
+        System.out.println("wrote " + dir.resolve(AUTHORITY) + " (lockstep.tls.trust.file), " +
+            dir.resolve(CERTIFICATE) + " (lockstep.tls.certificate.file) and " + dir.resolve(KEY) +
+            " (lockstep.tls.key.file, mode 600), naming " + String.join(", ", hosts));
     }
 
     /**
