@@ -1,6 +1,8 @@
 package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.transport.DevCertificates;
+import io.lockstep.cluster.transport.TlsFiles;
 import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.EchoService;
 import org.HdrHistogram.Histogram;
@@ -25,7 +27,10 @@ import java.util.concurrent.TimeUnit;
  * measured here); saves each run's histogram as an .hdr log. Every result is also one key=value line.
  * <p>
  * {@code LatencyBenchmark [--rates 1000,10000] [--seconds 10] [--warmup 3] [--size 288] [--durability none|batch]
- * [--out DIR]}
+ * [--out DIR] [--tls]}
+ * <p>
+ * {@code --tls}: every link encrypted ({@code lockstep.tls.links=all}, a development certificate made for the run),
+ * the client too; results are labelled {@code lockstep-tls}. {@code bin/lockstep bench tls} runs both and compares.
  */
 public final class LatencyBenchmark
 {
@@ -42,15 +47,20 @@ public final class LatencyBenchmark
     private long[] slowBySecond = new long[0];
     private long measureFromNs;
     private long received;
+    /** The authority the members' certificates are signed by, or null: links in the clear. */
+    private final Path tlsAuthority;
 
-    private LatencyBenchmark()
+    private LatencyBenchmark(final Path tlsAuthority)
     {
+        this.tlsAuthority = tlsAuthority;
     }
 
     public static void main(final String[] args) throws Exception
     {
         java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
-        final BenchmarkOptions options = BenchmarkOptions.parse(args,
+        final boolean tls = Arrays.asList(args).contains("--tls");
+        final BenchmarkOptions options = BenchmarkOptions.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
+            .toArray(String[]::new),
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         final int size = options.size();
         final Path out = options.out();
@@ -63,22 +73,23 @@ public final class LatencyBenchmark
         try (LocalCluster cluster = new LocalCluster(root, 3, options.durability(), 64 * 1024 * 1024,
             EchoService.class.getName()))
         {
+            final Path authority = tls ? encryptEveryLink(cluster, root.resolve("tls")) : null;
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);
             }
-            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle), " +
-                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(), size, options.warmup(),
-                options.seconds());
+            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle%s), " +
+                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(),
+                tls ? ", every link TLS 1.3" : "", size, options.warmup(), options.seconds());
             if (options.prewarm() > 0)
             {
                 System.out.printf("lockstep: pre-warm %d s at %d msg/s, not measured%n", options.prewarm(),
                     PREWARM_RATE);
-                new LatencyBenchmark().run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0, options.out());
+                new LatencyBenchmark(authority).run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0, options.out());
             }
             for (final int rate : options.rates())
             {
-                new LatencyBenchmark().run(cluster, rate, size, options.warmup(), options.seconds(), out);
+                new LatencyBenchmark(authority).run(cluster, rate, size, options.warmup(), options.seconds(), out);
             }
         }
         finally
@@ -91,7 +102,9 @@ public final class LatencyBenchmark
         final Path out) throws Exception
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
-        try (ClusterClient client = ClusterClient.connect(cluster.members(), this::onEcho))
+        try (ClusterClient client = null == tlsAuthority ? ClusterClient.connect(cluster.members(), this::onEcho) :
+            ClusterClient.connect(cluster.members(), this::onEcho, ClusterClient.Settings.DEFAULTS, new byte[0],
+                TlsFiles.trusting(tlsAuthority)))
         {
             if (!client.awaitConnected(20_000))
             {
@@ -103,7 +116,7 @@ public final class LatencyBenchmark
             final long end = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
             slowBySecond = new long[seconds + 1];
             measureFromNs = measureFrom;
-            final LatencyReport report = new LatencyReport("lockstep",
+            final LatencyReport report = new LatencyReport(null == tlsAuthority ? "lockstep" : "lockstep-tls",
                 new long[]{ cluster.pid(0), cluster.pid(1), cluster.pid(2), ProcessHandle.current().pid() });
             final SendPacer.Client paced = new SendPacer.Client()
             {
@@ -127,7 +140,9 @@ public final class LatencyBenchmark
                 SendPacer.pace(paced, message, size, start, intervalNs, warmedUpTo, end, sendLate) - warmedUpTo;
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
-            try (io.lockstep.consensus.tool.AdminClient admin = cluster.adminClient())
+            try (io.lockstep.consensus.tool.AdminClient admin = null == tlsAuthority ? cluster.adminClient() :
+                new io.lockstep.consensus.tool.AdminClient(cluster.members(), cluster.toolSecret(),
+                    TlsFiles.trusting(tlsAuthority)))
             {
                 for (final io.lockstep.consensus.tool.AdminClient.Status s : admin.status(1000).values())
                 {
@@ -142,6 +157,19 @@ public final class LatencyBenchmark
                 " term=" + term + " client_gap_resumes=" + client.gapResumes() + " send_late_p99_us=" +
                 sendLate.getValueAtPercentile(99) / 1000 + " over_1ms_by_second=" + slowBySecond());
         }
+    }
+
+    /**
+     * @return the authority's certificate, which the client trusts.
+     */
+    private static Path encryptEveryLink(final LocalCluster cluster, final Path dir) throws java.io.IOException
+    {
+        DevCertificates.write(dir, java.util.List.of("127.0.0.1", "localhost"));
+        cluster.configureAll("lockstep.tls.links", "all");
+        cluster.configureAll("lockstep.tls.certificate.file", dir.resolve(DevCertificates.CERTIFICATE).toString());
+        cluster.configureAll("lockstep.tls.key.file", dir.resolve(DevCertificates.KEY).toString());
+        cluster.configureAll("lockstep.tls.trust.file", dir.resolve(DevCertificates.AUTHORITY).toString());
+        return dir.resolve(DevCertificates.AUTHORITY);
     }
 
     private void onEcho(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,

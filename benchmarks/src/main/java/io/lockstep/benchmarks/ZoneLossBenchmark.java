@@ -1,6 +1,7 @@
 package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.transport.DevCertificates;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.consensus.tool.ClusterTool;
 import io.lockstep.examples.EchoService;
@@ -27,7 +28,9 @@ import java.util.regex.Pattern;
  * messages were lost (the client's own exact count) and duplicated.
  * With {@code --cut-link} the link to the standby zone is cut at the same instant, dropping what is in flight on it
  * (without it, bytes the primary sent before dying still arrive, as packets already on a wire do).
- * {@code ZoneLossBenchmark [--runs 5] [--mode sync|async] [--rate 1000] [--delay-ms 5] [--cut-link]}
+ * With {@code --tls} the links to and between standbys are TLS 1.3 ({@code lockstep.tls.links=standby}, a development
+ * certificate made for the run).
+ * {@code ZoneLossBenchmark [--runs 5] [--mode sync|async] [--rate 1000] [--delay-ms 5] [--cut-link] [--tls]}
  */
 public final class ZoneLossBenchmark
 {
@@ -46,11 +49,13 @@ public final class ZoneLossBenchmark
         int rate = 1000;
         long delayMs = 5;
         boolean cutLink = false;
+        boolean tls = false;
         for (int i = 0; i < args.length; i += 2)
         {
-            if ("--cut-link".equals(args[i]))
+            if ("--cut-link".equals(args[i]) || "--tls".equals(args[i]))
             {
-                cutLink = true;
+                cutLink |= "--cut-link".equals(args[i]);
+                tls |= "--tls".equals(args[i]);
                 i--;
                 continue;
             }
@@ -65,7 +70,7 @@ public final class ZoneLossBenchmark
                 case "--rate" -> rate = Integer.parseInt(args[i + 1]);
                 case "--delay-ms" -> delayMs = Long.parseLong(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] +
-                    " (--runs N --mode sync|async --rate R --delay-ms D --cut-link)");
+                    " (--runs N --mode sync|async --rate R --delay-ms D --cut-link --tls)");
             }
         }
         if (!"sync".equals(mode) && !"async".equals(mode))
@@ -73,20 +78,21 @@ public final class ZoneLossBenchmark
             throw new IllegalArgumentException("--mode is sync or async, not " + mode);
         }
         System.out.printf("zone loss: 3 voting members and 1 standby behind a %d ms each-way delay proxy, %s " +
-            "standby mode, %d echo messages/s, every primary SIGKILLed%s, then tool promote; %d runs%n", delayMs,
-            mode, rate, cutLink ? " and what is in flight on the zone link dropped" : "", runs);
+            "standby mode%s, %d echo messages/s, every primary SIGKILLed%s, then tool promote; %d runs%n", delayMs,
+            mode, tls ? ", standby links TLS 1.3" : "", rate,
+            cutLink ? " and what is in flight on the zone link dropped" : "", runs);
         long lostTotal = 0;
         for (int r = 1; r <= runs; r++)
         {
-            lostTotal += run(r, "sync".equals(mode), rate, delayMs, cutLink);
+            lostTotal += run(r, "sync".equals(mode), rate, delayMs, cutLink, tls);
         }
-        System.out.printf(Locale.ROOT, "lockstep mode=zone_loss standby=%s runs=%d acknowledged_lost_total=%d%n",
-            mode, runs, lostTotal);
+        System.out.printf(Locale.ROOT, "lockstep mode=zone_loss standby=%s tls=%s runs=%d acknowledged_lost_total=%d%n",
+            mode, tls, runs, lostTotal);
     }
 
     private static long run(
-        final int runNo, final boolean sync, final int rate, final long delayMs, final boolean cutLink)
-        throws Exception
+        final int runNo, final boolean sync, final int rate, final long delayMs, final boolean cutLink,
+        final boolean tls) throws Exception
     {
         final Path root = Files.createTempDirectory("lockstep-zone-loss");
         try (LocalCluster cluster = new LocalCluster(root, 4, 1, sync ? "batch" : "none", 64 * 1024 * 1024,
@@ -94,6 +100,16 @@ public final class ZoneLossBenchmark
         {
             cluster.configureAll("lockstep.standby.sync", String.valueOf(sync));
             cluster.delayStandbys(delayMs);
+            if (tls)
+            {
+                final Path dir = root.resolve("tls");
+                DevCertificates.write(dir, java.util.List.of("127.0.0.1", "localhost"));
+                cluster.configureAll("lockstep.tls.links", "standby");
+                cluster.configureAll("lockstep.tls.certificate.file", dir.resolve(DevCertificates.CERTIFICATE)
+                    .toString());
+                cluster.configureAll("lockstep.tls.key.file", dir.resolve(DevCertificates.KEY).toString());
+                cluster.configureAll("lockstep.tls.trust.file", dir.resolve(DevCertificates.AUTHORITY).toString());
+            }
             for (int i = 0; i < 4; i++)
             {
                 cluster.start(i);

@@ -153,6 +153,52 @@ class NodeConfigTest
     }
 
     @Test
+    void tlsKeysNameTheirMistakesAndAMemberNeedsACertificateOfItsOwn() throws Exception
+    {
+        io.lockstep.cluster.transport.DevCertificates.write(dir.resolve("tls"), java.util.List.of("127.0.0.1"));
+        final String files = "lockstep.tls.certificate.file=tls/member.pem\nlockstep.tls.key.file=tls/member.key\n" +
+            "lockstep.tls.trust.file=tls/ca.pem\n";
+
+        final SecuritySettings off = NodeConfig.load(write(GOOD), new Properties()).security();
+        assertEquals(TlsSettings.NONE, off.tls());
+        assertTrue(off.warnings().stream().anyMatch(w -> w.contains("TLS is OFF")), off.warnings().toString());
+
+        final NodeConfig all = NodeConfig.load(write(GOOD + files + "lockstep.tls.links=all\n"), new Properties());
+        assertEquals(java.util.EnumSet.allOf(io.lockstep.cluster.transport.LinkClass.class), all.security().tls()
+            .links());
+        assertTrue(all.security().tls().files().hasIdentity());
+        assertTrue(null != all.security().tls().forTools());
+        all.security().tls().checkMember("member 1");
+
+        final NodeConfig some = NodeConfig.load(write(GOOD + files + "lockstep.tls.links=standby, clients\n"),
+            new Properties());
+        assertEquals(java.util.EnumSet.of(io.lockstep.cluster.transport.LinkClass.STANDBY,
+            io.lockstep.cluster.transport.LinkClass.CLIENTS), some.security().tls().links());
+        assertTrue(some.security().warnings().stream().anyMatch(w -> w.equals("links in the clear: members,tools " +
+            "(lockstep.tls.links=standby,clients)")), some.security().warnings().toString());
+        assertEquals(null, some.security().tls().forTools(), "tools dial in the clear unless tools is named");
+
+        // A tool host: only the authority, and tools named.
+        final NodeConfig toolHost = NodeConfig.load(write(GOOD + "lockstep.tls.trust.file=tls/ca.pem\n" +
+            "lockstep.tls.links=tools\n"), new Properties());
+        assertFalse(toolHost.security().tls().files().hasIdentity());
+        assertTrue(null != toolHost.security().tls().forTools());
+        final NodeConfig.ConfigException noIdentity = assertThrows(NodeConfig.ConfigException.class,
+            () -> toolHost.security().tls().checkMember("member 1"));
+        assertTrue(noIdentity.getMessage().contains("needs this member's lockstep.tls.certificate.file"),
+            noIdentity.getMessage());
+
+        assertError("lockstep.tls.links: 'zones' is not a link class", GOOD + files + "lockstep.tls.links=zones\n");
+        assertError("lockstep.tls.certificate.file and lockstep.tls.key.file go together", GOOD +
+            "lockstep.tls.certificate.file=tls/member.pem\nlockstep.tls.trust.file=tls/ca.pem\n");
+        assertError("TLS needs lockstep.tls.trust.file", GOOD + "lockstep.tls.links=members\n");
+        assertError("tls/missing.pem", GOOD + files.replace("tls/ca.pem", "tls/missing.pem"));
+        Files.setPosixFilePermissions(dir.resolve("tls/member.key"),
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        assertError("member.key may be read or written by its group or others (rw-r-----): chmod 600", GOOD + files);
+    }
+
+    @Test
     void clientAndMetricsBoundsAreKeysWithDefaults() throws Exception
     {
         final NodeConfig defaults = NodeConfig.load(write(GOOD), new Properties());

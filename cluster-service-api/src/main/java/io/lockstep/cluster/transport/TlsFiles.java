@@ -51,6 +51,13 @@ public final class TlsFiles
         this.certificateFile = certificateFile;
         this.keyFile = keyFile;
         this.trustFile = Objects.requireNonNull(trustFile, "trustFile");
+        for (final Path file : new Path[]{ certificateFile, keyFile, trustFile })
+        {
+            if (null != file && !Files.isRegularFile(file))
+            {
+                throw new IOException(file + " not found (or not a file)");
+            }
+        }
         this.lastStamp = stamp();
         this.loaded = load();
     }

@@ -34,15 +34,18 @@ final class TlsLink
     private final ByteBuffer plainIn;
     /** Encrypted records not yet written to the socket (write mode). */
     private final ByteBuffer netOut;
+    /** The largest record the engine writes: room wrap needs in netOut. */
+    private final int packetLength;
     private boolean handshakeDone;
 
     TlsLink(final SSLEngine engine)
     {
         this.engine = engine;
         final SSLSession session = engine.getSession();
-        netIn = ByteBuffer.allocate(session.getPacketBufferSize());
+        packetLength = session.getPacketBufferSize();
+        netIn = ByteBuffer.allocate(packetLength);
         plainIn = ByteBuffer.allocate(session.getApplicationBufferSize());
-        netOut = ByteBuffer.allocate(RECORDS_OUT * session.getPacketBufferSize());
+        netOut = ByteBuffer.allocate(RECORDS_OUT * packetLength);
         try
         {
             // Without this the engine reads as not handshaking until its first wrap or unwrap.
@@ -157,7 +160,9 @@ final class TlsLink
     /** @return true if there is something to send even with nothing queued: handshake records, or unsent records. */
     boolean wantsFlush()
     {
-        return netOut.position() > 0 || engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP;
+        // Once the handshake is done the engine is asked nothing on the flush path (asking takes its lock).
+        return netOut.position() > 0 ||
+            (!handshakeDone && engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP);
     }
 
     /**
@@ -182,7 +187,7 @@ final class TlsLink
         }
         while (plain.hasRemaining())
         {
-            while (plain.hasRemaining() && netOut.remaining() >= engine.getSession().getPacketBufferSize())
+            while (plain.hasRemaining() && netOut.remaining() >= packetLength)
             {
                 final SSLEngineResult result = engine.wrap(plain, netOut);
                 if (SSLEngineResult.Status.OK != result.getStatus())
@@ -215,10 +220,10 @@ final class TlsLink
                 }
                 case NEED_WRAP ->
                 {
-                    if (netOut.remaining() < engine.getSession().getPacketBufferSize())
+                    if (netOut.remaining() < packetLength)
                     {
                         writeNet(channel);
-                        if (netOut.remaining() < engine.getSession().getPacketBufferSize())
+                        if (netOut.remaining() < packetLength)
                         {
                             return;
                         }
