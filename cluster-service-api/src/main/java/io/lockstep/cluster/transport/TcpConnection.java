@@ -77,6 +77,8 @@ final class TcpConnection
     TlsLink tls;
     /** An accepted connection whose first bytes said whether it is TLS: dialled ones are decided at connect. */
     boolean tlsDecided;
+    /** Its TLS handshake waits for a later poll's share of handshake work. */
+    boolean tlsDeferred;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.

@@ -62,6 +62,13 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
+    /**
+     * Reads of accepted connections still in their TLS handshake, per poll. The accepting side's key exchange and
+     * signature take about a millisecond of this thread's CPU: without a bound, 256 clients reconnecting to a new
+     * leader, or a flood of handshakes, would hold the member's thread for hundreds of milliseconds in one poll, long
+     * enough to miss heartbeats. The rest wait for the next polls, in order.
+     */
+    static final int TLS_HANDSHAKE_READS_PER_POLL = 2;
     /** A TLS record's first two bytes when it carries a handshake: content type 22, major version 3. */
     private static final byte TLS_HANDSHAKE_RECORD = 0x16;
     private static final byte TLS_MAJOR_VERSION = 0x03;
@@ -123,6 +130,9 @@ public final class TcpTransport implements Transport
     private Set<LinkClass> tlsLinks = EnumSet.noneOf(LinkClass.class);
     private MessageHandler handler;
     private long nowNs;
+    private int tlsHandshakeReads;
+    /** Accepted connections whose TLS handshake waits for a later poll's share (at most the handshake bound). */
+    private final List<TcpConnection> deferredTls = new ArrayList<>();
     private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
     private int work;
 
@@ -213,6 +223,11 @@ public final class TcpTransport implements Transport
         this.nowNs = nowNs;
         this.handler = handler;
         work = 0;
+        tlsHandshakeReads = 0;
+        if (!deferredTls.isEmpty())
+        {
+            resumeDeferredTls();
+        }
         connectToMembers();
         if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
         {
@@ -315,6 +330,12 @@ public final class TcpTransport implements Transport
         this.tlsFiles = files;
         this.tlsLinks = encrypted.isEmpty() ? EnumSet.noneOf(LinkClass.class) : EnumSet.copyOf(encrypted);
         return this;
+    }
+
+    /** @return reads of accepted connections in their TLS handshake in the last poll (for tests). */
+    int tlsHandshakeReadsLastPoll()
+    {
+        return tlsHandshakeReads;
     }
 
     /**
@@ -695,6 +716,10 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
+        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !takeTlsHandshakeRead(c))
+        {
+            return;
+        }
         int read;
         try
         {
@@ -793,7 +818,43 @@ public final class TcpTransport implements Transport
         c.readBuffer.flip();
         c.tls.takeFirstBytes(c.readBuffer);
         c.readBuffer.clear();
-        return c.tls.decrypt(c.channel, c.readBuffer);
+        return takeTlsHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
+    }
+
+    /**
+     * One of this poll's few reads of accepted connections in their TLS handshake, or a place in the queue for the
+     * next polls: its bytes may already be out of the socket, so the selector cannot be relied on to report it again.
+     *
+     * @return true if the connection may read now.
+     */
+    private boolean takeTlsHandshakeRead(final TcpConnection c)
+    {
+        if (tlsHandshakeReads < TLS_HANDSHAKE_READS_PER_POLL)
+        {
+            tlsHandshakeReads++;
+            return true;
+        }
+        if (!c.tlsDeferred)
+        {
+            c.tlsDeferred = true;
+            deferredTls.add(c);
+        }
+        return false;
+    }
+
+    /** The TLS handshakes earlier polls had no room for, oldest first, as far as this poll's share goes. */
+    private void resumeDeferredTls()
+    {
+        while (!deferredTls.isEmpty() && tlsHandshakeReads < TLS_HANDSHAKE_READS_PER_POLL)
+        {
+            final TcpConnection c = deferredTls.remove(0);
+            c.tlsDeferred = false;
+            if (c.open)
+            {
+                work++;
+                read(c);
+            }
+        }
     }
 
     /** Why a TLS link failed, with what usually causes it. */
@@ -1202,6 +1263,11 @@ public final class TcpTransport implements Transport
             c.releaseBuffers(handshakeBuffers);
         }
         all.remove(c);
+        if (c.tlsDeferred)
+        {
+            c.tlsDeferred = false;
+            deferredTls.remove(c);
+        }
         if (c.endpoint >= CLIENT_ENDPOINT_BASE)
         {
             clientConnections.remove(c.endpoint);

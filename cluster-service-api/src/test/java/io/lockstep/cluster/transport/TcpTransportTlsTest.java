@@ -208,6 +208,30 @@ class TcpTransportTlsTest
     }
 
     @Test
+    void aMemberTakesAFewTlsHandshakesPerPollAndServesTheRestOnLaterPolls() throws IOException
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        final TlsFiles trust = TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY));
+        final TcpTransport[] parties = new TcpTransport[21];
+        parties[0] = m;
+        for (int i = 1; i < parties.length; i++)
+        {
+            parties[i] = client(members, trust);
+        }
+        int mostInOnePoll = 0;
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (m.clientConnections() < parties.length - 1)
+        {
+            assertTrue(System.nanoTime() < deadline, "connected: " + m.clientConnections() + "; " + problems);
+            pump(parties);
+            mostInOnePoll = Math.max(mostInOnePoll, m.tlsHandshakeReadsLastPoll());
+        }
+        assertEquals(TcpTransport.TLS_HANDSHAKE_READS_PER_POLL, mostInOnePoll,
+            "20 clients' handshakes at once, a bounded few per poll");
+    }
+
+    @Test
     void aTlsPeerOfAMemberWithoutTlsFilesIsToldWhy() throws IOException
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
