@@ -26,7 +26,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
-import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLException;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -62,16 +61,6 @@ public final class TcpTransport implements Transport
     private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
-    /**
-     * Reads of accepted connections still in their TLS handshake, per poll. The accepting side's key exchange and
-     * signature take about a millisecond of this thread's CPU: without a bound, 256 clients reconnecting to a new
-     * leader, or a flood of handshakes, would hold the member's thread for hundreds of milliseconds in one poll, long
-     * enough to miss heartbeats. The rest wait for the next polls, in order.
-     */
-    static final int TLS_HANDSHAKE_READS_PER_POLL = 2;
-    /** A TLS record's first two bytes when it carries a handshake: content type 22, major version 3. */
-    private static final byte TLS_HANDSHAKE_RECORD = 0x16;
-    private static final byte TLS_MAJOR_VERSION = 0x03;
     /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
     private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
@@ -124,15 +113,9 @@ public final class TcpTransport implements Transport
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
     private final ReadyKeys woken;
-    /** Null: no TLS; a TLS handshake from a peer is refused with a reason. */
-    private TlsFiles tlsFiles;
-    /** The link classes that must use TLS: dialled with it, and refused in the clear when accepted. */
-    private Set<LinkClass> tlsLinks = EnumSet.noneOf(LinkClass.class);
+    private TlsPolicy tls = new TlsPolicy(null, EnumSet.noneOf(LinkClass.class));
     private MessageHandler handler;
     private long nowNs;
-    private int tlsHandshakeReads;
-    /** Accepted connections whose TLS handshake waits for a later poll's share (at most the handshake bound). */
-    private final List<TcpConnection> deferredTls = new ArrayList<>();
     private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
     private int work;
 
@@ -223,10 +206,11 @@ public final class TcpTransport implements Transport
         this.nowNs = nowNs;
         this.handler = handler;
         work = 0;
-        tlsHandshakeReads = 0;
-        if (!deferredTls.isEmpty())
+        tls.startPoll();
+        for (TcpConnection c; null != (c = tls.nextDeferred()); )
         {
-            resumeDeferredTls();
+            work++;
+            read(c);
         }
         connectToMembers();
         if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
@@ -239,10 +223,7 @@ public final class TcpTransport implements Transport
         }
         connectionLog.reportIfOver(nowNs);
         identityLog.reportIfOver(nowNs);
-        if (null != tlsFiles)
-        {
-            reloadTlsFiles();
-        }
+        reloadTlsFiles();
         if (!woken.isEmpty())
         {
             woken.drainTo(onReady);
@@ -327,15 +308,14 @@ public final class TcpTransport implements Transport
         {
             throw new IllegalArgumentException("TLS links " + encrypted + " need TLS files");
         }
-        this.tlsFiles = files;
-        this.tlsLinks = encrypted.isEmpty() ? EnumSet.noneOf(LinkClass.class) : EnumSet.copyOf(encrypted);
+        this.tls = new TlsPolicy(files, encrypted);
         return this;
     }
 
     /** @return reads of accepted connections in their TLS handshake in the last poll (for tests). */
     int tlsHandshakeReadsLastPoll()
     {
-        return tlsHandshakeReads;
+        return tls.handshakeReads();
     }
 
     /**
@@ -351,7 +331,7 @@ public final class TcpTransport implements Transport
 
     private void reloadTlsFiles()
     {
-        final String problem = tlsFiles.reloadIfChanged(nowNs);
+        final String problem = tls.reloadIfChanged(nowNs);
         if (null != problem)
         {
             LOGGER.log(System.Logger.Level.WARNING, problem);
@@ -590,11 +570,10 @@ public final class TcpTransport implements Transport
     {
         c.markOpen();
         backoffNs[c.connectTo] = MIN_BACKOFF_NS;
-        final Member peer = member(c.connectTo);
-        if (dialsTls(peer))
+        // The TLS handshake goes first; the Hello queued below waits in the clear, and is sent inside the link.
+        c.tls = tls.dial(selfId < 0 ? null : member(selfId), member(c.connectTo));
+        if (null != c.tls)
         {
-            // The TLS handshake goes first; the Hello queued below waits in the clear, and is sent inside the link.
-            c.tls = new TlsLink(tlsFiles.diallingEngine(peer.host(), peer.port()));
             startHandshake(c);
         }
         c.tlsDecided = true;
@@ -620,12 +599,6 @@ public final class TcpTransport implements Transport
             }
         }
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} connected to {1}", selfId, c.connectTo);
-    }
-
-    /** A client or tool dials with TLS if told to; a member by the class of the link to the peer. */
-    private boolean dialsTls(final Member peer)
-    {
-        return selfId < 0 ? !tlsLinks.isEmpty() : tlsLinks.contains(LinkClass.between(member(selfId), peer));
     }
 
     private byte[] nonce()
@@ -716,7 +689,7 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
-        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !takeTlsHandshakeRead(c))
+        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !tls.takeHandshakeRead(c))
         {
             return;
         }
@@ -727,7 +700,7 @@ public final class TcpTransport implements Transport
         }
         catch (final SSLException ex)
         {
-            disconnect(c, tlsFailure(c, ex));
+            disconnect(c, TlsPolicy.failure(c, ex));
             return;
         }
         catch (final IOException ex)
@@ -738,7 +711,7 @@ public final class TcpTransport implements Transport
         if (read < 0)
         {
             disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" :
-                null != c.tls && !c.tls.handshakeDone() ? tlsFailure(c, null) : null);
+                null != c.tls && !c.tls.handshakeDone() ? TlsPolicy.failure(c, null) : null);
             return;
         }
         if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
@@ -756,7 +729,7 @@ public final class TcpTransport implements Transport
             }
             catch (final IOException ex)
             {
-                disconnect(c, tlsFailure(c, ex));
+                disconnect(c, TlsPolicy.failure(c, ex));
                 return;
             }
             if (read <= 0)
@@ -786,89 +759,29 @@ public final class TcpTransport implements Transport
         return read > 0 && !c.tlsDecided ? detectTls(c, read) : read;
     }
 
-    /**
-     * An accepted connection's first bytes: a TLS record starts 0x16 0x03 (a handshake record, protocol version 3.x),
-     * which no frame can, as a frame that long may not come before the handshake. One port serves both, so that a
-     * cluster can turn TLS on one member at a time.
-     */
+    /** An accepted connection's first bytes: TLS or the clear (see {@link TlsPolicy#start}). */
     private int detectTls(final TcpConnection c, final int read) throws IOException
     {
-        final int held = c.readBuffer.position();
-        if (TLS_HANDSHAKE_RECORD != c.readView.getByte(0))
-        {
-            c.tlsDecided = true;
-            return read;
-        }
-        if (held < 2)
+        final TlsPolicy.Start start = TlsPolicy.start(c.readView, c.readBuffer.position());
+        if (TlsPolicy.Start.UNDECIDED == start)
         {
             return read;
         }
         c.tlsDecided = true;
-        if (TLS_MAJOR_VERSION != c.readView.getByte(1))
+        if (TlsPolicy.Start.CLEAR == start)
         {
             return read;
         }
-        if (null == tlsFiles)
+        c.tls = tls.accept();
+        if (null == c.tls)
         {
-            disconnect(c, "a TLS handshake, but this member has no TLS files (lockstep.tls.certificate.file, " +
-                "lockstep.tls.key.file, lockstep.tls.trust.file): the peer encrypts and this member does not");
+            disconnect(c, TlsPolicy.noFilesReason());
             return 0;
         }
-        c.tls = new TlsLink(tlsFiles.acceptingEngine());
         c.readBuffer.flip();
         c.tls.takeFirstBytes(c.readBuffer);
         c.readBuffer.clear();
-        return takeTlsHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
-    }
-
-    /**
-     * One of this poll's few reads of accepted connections in their TLS handshake, or a place in the queue for the
-     * next polls: its bytes may already be out of the socket, so the selector cannot be relied on to report it again.
-     *
-     * @return true if the connection may read now.
-     */
-    private boolean takeTlsHandshakeRead(final TcpConnection c)
-    {
-        if (tlsHandshakeReads < TLS_HANDSHAKE_READS_PER_POLL)
-        {
-            tlsHandshakeReads++;
-            return true;
-        }
-        if (!c.tlsDeferred)
-        {
-            c.tlsDeferred = true;
-            deferredTls.add(c);
-        }
-        return false;
-    }
-
-    /** The TLS handshakes earlier polls had no room for, oldest first, as far as this poll's share goes. */
-    private void resumeDeferredTls()
-    {
-        while (!deferredTls.isEmpty() && tlsHandshakeReads < TLS_HANDSHAKE_READS_PER_POLL)
-        {
-            final TcpConnection c = deferredTls.remove(0);
-            c.tlsDeferred = false;
-            if (c.open)
-            {
-                work++;
-                read(c);
-            }
-        }
-    }
-
-    /** Why a TLS link failed, with what usually causes it. */
-    private static String tlsFailure(final TcpConnection c, final IOException ex)
-    {
-        final String who = c.connectTo >= 0 ? "member " + c.connectTo : "an accepted connection";
-        if (null == ex)
-        {
-            return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
-                "or has no TLS files";
-        }
-        return "TLS with " + who + " failed: " + ex.getMessage() + (null != c.tls && !c.tls.handshakeDone() ?
-            " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
-            "it name the host the member is configured at?)" : "");
+        return tls.takeHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
     }
 
     /**
@@ -1034,8 +947,10 @@ public final class TcpTransport implements Transport
                 disconnect(c, "Hello from member id " + peerId + ", which is not a configured peer");
                 return false;
             }
-            if (!checkMemberTls(c, member(peerId)))
+            final String tlsRefusal = tls.memberRefusal(c, member(selfId), member(peerId));
+            if (null != tlsRefusal)
             {
+                disconnect(c, tlsRefusal);
                 return false;
             }
             if (helloDecoder.segmentLength() != segmentLength)
@@ -1051,10 +966,9 @@ public final class TcpTransport implements Transport
                 return false;
             }
         }
-        else if (null == c.tls && tlsLinks.contains(authenticating ? LinkClass.TOOLS : LinkClass.CLIENTS))
+        else if (null != tls.clientRefusal(c, authenticating))
         {
-            disconnect(c, "refused a " + (authenticating ? "tool" : "client") + " connection in the clear: this " +
-                "member requires TLS of " + (authenticating ? "tools" : "clients") + " (lockstep.tls.links)");
+            disconnect(c, tls.clientRefusal(c, authenticating));
             return false;
         }
         else if (!authenticating && clientConnections.size() - toolConnections >= limits.maxClients())
@@ -1095,41 +1009,6 @@ public final class TcpTransport implements Transport
             return register(c, peerId, true);
         }
         c.stage = TcpConnection.Stage.AWAIT_PROOF;
-        return true;
-    }
-
-    /**
-     * A member's connection is encrypted if its link class requires it, and a member that encrypts proves, with its
-     * certificate, the host it is configured at: mutual TLS, held to the member id the connection claims.
-     */
-    private boolean checkMemberTls(final TcpConnection c, final Member peer)
-    {
-        final LinkClass linkClass = LinkClass.between(member(selfId), peer);
-        if (null == c.tls)
-        {
-            if (tlsLinks.contains(linkClass))
-            {
-                disconnect(c, "refused member " + peer.id() + " in the clear: this member requires TLS on " +
-                    linkClass.configName() + " links (lockstep.tls.links); give member " + peer.id() + " the same " +
-                    "setting");
-                return false;
-            }
-            return true;
-        }
-        final X509Certificate certificate = c.tls.peerCertificate();
-        if (null == certificate)
-        {
-            disconnect(c, "refused member " + peer.id() + ": it connected with TLS but presented no certificate " +
-                "(members prove theirs: lockstep.tls.certificate.file)");
-            return false;
-        }
-        if (!CertificateHosts.covers(certificate, peer.host()))
-        {
-            disconnect(c, "refused member " + peer.id() + ": its TLS certificate (" +
-                certificate.getSubjectX500Principal() + ") does not name " + peer.host() + ", the host member " +
-                peer.id() + " is configured at (a subject alternative name is needed)");
-            return false;
-        }
         return true;
     }
 
@@ -1263,11 +1142,7 @@ public final class TcpTransport implements Transport
             c.releaseBuffers(handshakeBuffers);
         }
         all.remove(c);
-        if (c.tlsDeferred)
-        {
-            c.tlsDeferred = false;
-            deferredTls.remove(c);
-        }
+        tls.forget(c);
         if (c.endpoint >= CLIENT_ENDPOINT_BASE)
         {
             clientConnections.remove(c.endpoint);

@@ -227,7 +227,7 @@ class TcpTransportTlsTest
             pump(parties);
             mostInOnePoll = Math.max(mostInOnePoll, m.tlsHandshakeReadsLastPoll());
         }
-        assertEquals(TcpTransport.TLS_HANDSHAKE_READS_PER_POLL, mostInOnePoll,
+        assertEquals(TlsPolicy.HANDSHAKE_READS_PER_POLL, mostInOnePoll,
             "20 clients' handshakes at once, a bounded few per poll");
     }
 

@@ -1,0 +1,225 @@
+package io.lockstep.cluster.transport;
+
+import org.agrona.DirectBuffer;
+
+import java.io.IOException;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What a {@link TcpTransport} does about TLS: which links it dials with TLS and which it refuses in the clear, how it
+ * tells a TLS connection from one in the clear on its one port, what it holds a member's certificate to, and how
+ * much handshake work it takes on in one poll. Every refusal is returned as a reason for the transport to close the
+ * connection with. Owned by the transport's polling thread.
+ */
+final class TlsPolicy
+{
+    /**
+     * Reads of accepted connections still in their TLS handshake, per poll. The accepting side's key exchange and
+     * signature take about a millisecond of this thread's CPU: without a bound, 256 clients reconnecting to a new
+     * leader, or a flood of handshakes, would hold the member's thread for hundreds of milliseconds in one poll, long
+     * enough to miss heartbeats. The rest wait for the next polls, in order.
+     */
+    static final int HANDSHAKE_READS_PER_POLL = 2;
+    /** A TLS record's first two bytes when it carries a handshake: content type 22, major version 3. */
+    private static final byte HANDSHAKE_RECORD = 0x16;
+    private static final byte MAJOR_VERSION = 0x03;
+
+    /** What the first bytes of an accepted connection say. */
+    enum Start
+    {
+        UNDECIDED,
+        CLEAR,
+        TLS
+    }
+
+    /** Null: no TLS; a TLS handshake from a peer is refused with a reason. */
+    private final TlsFiles files;
+    /** The link classes that must use TLS: dialled with it, and refused in the clear when accepted. */
+    private final Set<LinkClass> required;
+    /** Accepted connections whose TLS handshake waits for a later poll's share (at most the handshake bound). */
+    private final List<TcpConnection> deferred = new ArrayList<>();
+    private int handshakeReads;
+
+    TlsPolicy(final TlsFiles files, final Set<LinkClass> required)
+    {
+        this.files = files;
+        this.required = required.isEmpty() ? EnumSet.noneOf(LinkClass.class) : EnumSet.copyOf(required);
+    }
+
+    /** A new poll: a new share of handshake work. */
+    void startPoll()
+    {
+        handshakeReads = 0;
+    }
+
+    /** @return reads of accepted connections in their TLS handshake so far in this poll. */
+    int handshakeReads()
+    {
+        return handshakeReads;
+    }
+
+    /**
+     * @return null if the files are unchanged or the new ones are in use; otherwise why the new ones were not taken.
+     */
+    String reloadIfChanged(final long nowNs)
+    {
+        return null == files ? null : files.reloadIfChanged(nowNs);
+    }
+
+    /**
+     * @param self null for a client or tool, which dials with TLS if any class is required of it.
+     * @return the TLS layer to dial the peer with, or null to dial in the clear.
+     */
+    TlsLink dial(final Member self, final Member peer)
+    {
+        final boolean tls = null == self ? !required.isEmpty() : required.contains(LinkClass.between(self, peer));
+        return tls ? new TlsLink(files.diallingEngine(peer.host(), peer.port())) : null;
+    }
+
+    /**
+     * An accepted connection's first bytes: a TLS record starts 0x16 0x03 (a handshake record, protocol version 3.x),
+     * which no frame can, as a frame that long may not come before the handshake. One port serves both, so that a
+     * cluster can turn TLS on one member at a time.
+     */
+    static Start start(final DirectBuffer bytes, final int held)
+    {
+        if (held < 1)
+        {
+            return Start.UNDECIDED;
+        }
+        if (HANDSHAKE_RECORD != bytes.getByte(0))
+        {
+            return Start.CLEAR;
+        }
+        if (held < 2)
+        {
+            return Start.UNDECIDED;
+        }
+        return MAJOR_VERSION == bytes.getByte(1) ? Start.TLS : Start.CLEAR;
+    }
+
+    /**
+     * @return the TLS layer for an accepted connection that started a TLS handshake, or null if this side has no
+     * files (see {@link #noFilesReason()}).
+     */
+    TlsLink accept()
+    {
+        return null == files ? null : new TlsLink(files.acceptingEngine());
+    }
+
+    static String noFilesReason()
+    {
+        return "a TLS handshake, but this member has no TLS files (lockstep.tls.certificate.file, " +
+            "lockstep.tls.key.file, lockstep.tls.trust.file): the peer encrypts and this member does not";
+    }
+
+    /**
+     * One of this poll's few reads of accepted connections in their TLS handshake, or a place in the queue for the
+     * next polls: its bytes may already be out of the socket, so the selector cannot be relied on to report it again.
+     *
+     * @return true if the connection may read now.
+     */
+    boolean takeHandshakeRead(final TcpConnection c)
+    {
+        if (handshakeReads < HANDSHAKE_READS_PER_POLL)
+        {
+            handshakeReads++;
+            return true;
+        }
+        if (!c.tlsDeferred)
+        {
+            c.tlsDeferred = true;
+            deferred.add(c);
+        }
+        return false;
+    }
+
+    /**
+     * @return the connection waiting longest for its handshake read, if this poll's share has room; else null.
+     */
+    TcpConnection nextDeferred()
+    {
+        while (!deferred.isEmpty() && handshakeReads < HANDSHAKE_READS_PER_POLL)
+        {
+            final TcpConnection c = deferred.remove(0);
+            c.tlsDeferred = false;
+            if (c.open)
+            {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** The connection closed: it waits for nothing. */
+    void forget(final TcpConnection c)
+    {
+        if (c.tlsDeferred)
+        {
+            c.tlsDeferred = false;
+            deferred.remove(c);
+        }
+    }
+
+    /**
+     * @param tool true for a connection that asked to be trusted as a tool, false for a client.
+     * @return why a client or tool connection is refused, or null if its link is as this member requires.
+     */
+    String clientRefusal(final TcpConnection c, final boolean tool)
+    {
+        if (null == c.tls && required.contains(tool ? LinkClass.TOOLS : LinkClass.CLIENTS))
+        {
+            return "refused a " + (tool ? "tool" : "client") + " connection in the clear: this member requires TLS " +
+                "of " + (tool ? "tools" : "clients") + " (lockstep.tls.links)";
+        }
+        return null;
+    }
+
+    /**
+     * A member's connection is encrypted if its link class requires it, and a member that encrypts proves, with its
+     * certificate, the host it is configured at: mutual TLS, held to the member id the connection claims.
+     *
+     * @return why the connection is refused, or null if it may go on.
+     */
+    String memberRefusal(final TcpConnection c, final Member self, final Member peer)
+    {
+        final LinkClass linkClass = LinkClass.between(self, peer);
+        if (null == c.tls)
+        {
+            return required.contains(linkClass) ? "refused member " + peer.id() + " in the clear: this member " +
+                "requires TLS on " + linkClass.configName() + " links (lockstep.tls.links); give member " +
+                peer.id() + " the same setting" : null;
+        }
+        final X509Certificate certificate = c.tls.peerCertificate();
+        if (null == certificate)
+        {
+            return "refused member " + peer.id() + ": it connected with TLS but presented no certificate (members " +
+                "prove theirs: lockstep.tls.certificate.file)";
+        }
+        if (!CertificateHosts.covers(certificate, peer.host()))
+        {
+            return "refused member " + peer.id() + ": its TLS certificate (" + certificate.getSubjectX500Principal() +
+                ") does not name " + peer.host() + ", the host member " + peer.id() + " is configured at (a subject " +
+                "alternative name is needed)";
+        }
+        return null;
+    }
+
+    /** Why a TLS link failed, with what usually causes it; {@code ex} null for a link closed in its handshake. */
+    static String failure(final TcpConnection c, final IOException ex)
+    {
+        final String who = c.connectTo >= 0 ? "member " + c.connectTo : "an accepted connection";
+        if (null == ex)
+        {
+            return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
+                "or has no TLS files";
+        }
+        return "TLS with " + who + " failed: " + ex.getMessage() + (null != c.tls && !c.tls.handshakeDone() ?
+            " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
+            "it name the host the member is configured at?)" : "");
+    }
+}
