@@ -732,7 +732,12 @@ public final class TcpTransport implements Transport
                 disconnect(c, TlsPolicy.failure(c, ex));
                 return;
             }
-            if (read <= 0)
+            if (read < 0)
+            {
+                disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" : null);
+                return;
+            }
+            if (0 == read)
             {
                 break;
             }

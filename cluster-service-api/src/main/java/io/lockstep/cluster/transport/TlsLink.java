@@ -110,7 +110,7 @@ final class TlsLink
      * Decrypt what is already read into {@code plain}, without reading the socket: for when the read buffer was full
      * and the transport has since made room.
      *
-     * @return the decrypted bytes added to {@code plain}.
+     * @return the decrypted bytes added to {@code plain}, or -1 once the peer closed the link.
      */
     int decrypt(final SocketChannel channel, final ByteBuffer plain) throws IOException
     {
@@ -133,7 +133,8 @@ final class TlsLink
             }
             if (SSLEngineResult.Status.CLOSED == result.getStatus())
             {
-                throw new SSLException("the peer closed the TLS link");
+                // The peer's close_notify: the end of the stream, as a socket's close is in the clear.
+                return added > 0 ? added : -1;
             }
             if (SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING != result.getHandshakeStatus() &&
                 SSLEngineResult.HandshakeStatus.FINISHED != result.getHandshakeStatus())

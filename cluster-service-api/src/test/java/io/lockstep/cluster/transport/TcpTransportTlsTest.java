@@ -232,6 +232,88 @@ class TcpTransportTlsTest
     }
 
     @Test
+    void garbageInsideOrInPlaceOfTlsClosesOnlyThatConnection() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        final int port = members.get(0).port();
+        final byte[][] notTls = {
+            { 0x16, 0x03, 0x01, 0x00, 0x20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 },
+            { 0x16, 0x03, 0x03, (byte)0xff, (byte)0xff, 0, 0, 0 },
+            { 0x16, 0x03, 0x03, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00 },
+        };
+        for (final byte[] bytes : notTls)
+        {
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port))
+            {
+                socket.getOutputStream().write(bytes);
+                awaitClosed(socket, m);
+            }
+        }
+        assertTrue(problems.stream().anyMatch(p -> p.contains("TLS with an accepted connection failed")),
+            problems.toString());
+
+        // A genuine TLS link, then frames that are garbage: the same checks as in the clear.
+        final javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLSv1.3");
+        final java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("ca", PemFiles.certificates(certs.resolve(DevCertificates.AUTHORITY)).get(0));
+        final javax.net.ssl.TrustManagerFactory factory = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
+        factory.init(trust);
+        context.init(null, factory.getTrustManagers(), null);
+        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)context.getSocketFactory()
+            .createSocket("127.0.0.1", port))
+        {
+            final Thread handshake = new Thread(() ->
+            {
+                try
+                {
+                    socket.startHandshake();
+                    socket.getOutputStream().write(new byte[]{ (byte)0xff, (byte)0xff, (byte)0xff, 0x7f });
+                    socket.getOutputStream().flush();
+                }
+                catch (final IOException ex)
+                {
+                    // Closed by the member: what the test waits for below.
+                }
+            });
+            handshake.start();
+            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("bad message length 2147483647")), m);
+            handshake.join(TimeUnit.SECONDS.toMillis(10));
+        }
+
+        final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> 1 == m.clientConnections(), m, client);
+    }
+
+    private void awaitClosed(final java.net.Socket socket, final TcpTransport member) throws IOException
+    {
+        socket.setSoTimeout(1);
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (true)
+        {
+            assertTrue(System.nanoTime() < deadline, "the member did not close the connection; " + problems);
+            pump(member);
+            try
+            {
+                if (socket.getInputStream().read() < 0)
+                {
+                    return;
+                }
+            }
+            catch (final java.net.SocketTimeoutException ex)
+            {
+                // Still open.
+            }
+            catch (final java.net.SocketException ex)
+            {
+                return;
+            }
+        }
+    }
+
+    @Test
     void aTlsPeerOfAMemberWithoutTlsFilesIsToldWhy() throws IOException
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
