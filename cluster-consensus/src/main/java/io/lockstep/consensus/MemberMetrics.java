@@ -73,6 +73,8 @@ public final class MemberMetrics
     public static final int SESSION_OPENS_REFUSED = 37;
     /** 1 if, at start, the log's promise file was missing or held nothing beside a log kept under batch durability. */
     public static final int LOG_PROMISE_LOST = 38;
+    /** When the first certificate of this member's TLS chain to expire does, in Unix seconds; 0 without TLS files. */
+    public static final int TLS_CERTIFICATE_EXPIRY = 39;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -128,6 +130,8 @@ public final class MemberMetrics
             "connection or principal, opens per second", true),
         new Definition("log_promise_lost", "1 if at start the log's promise file was missing or held nothing " +
             "beside a non-empty log under batch durability", false),
+        new Definition("tls_certificate_expiry_seconds", "When the first certificate of this member's TLS chain " +
+            "expires, Unix seconds (0 without TLS files); follows replaced files", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

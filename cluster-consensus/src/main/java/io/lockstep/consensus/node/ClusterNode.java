@@ -258,7 +258,8 @@ public final class ClusterNode implements AutoCloseable
         try
         {
             return new MetricsServer(config.metrics(), config.memberId(), consensus.metrics(),
-                () -> thread.isAlive() && null == fatal);
+                () -> thread.isAlive() && null == fatal, () -> consensus.metrics().set(
+                    io.lockstep.consensus.MemberMetrics.TLS_CERTIFICATE_EXPIRY, config.security().tls().expiry()));
         }
         catch (final java.io.IOException ex)
         {

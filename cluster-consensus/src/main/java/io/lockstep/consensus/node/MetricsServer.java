@@ -36,9 +36,10 @@ final class MetricsServer implements AutoCloseable
      * @param memberId this member's id, as a label.
      * @param metrics the member's values.
      * @param alive   tells whether the member thread still runs.
+     * @param refresh brings the values kept outside the member thread up to date, before each scrape.
      */
     MetricsServer(final MetricsSettings settings, final int memberId, final MemberMetrics metrics,
-        final java.util.function.BooleanSupplier alive) throws IOException
+        final java.util.function.BooleanSupplier alive, final Runnable refresh) throws IOException
     {
         boundRequestTimes(settings.timeoutMs());
         server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 16);
@@ -49,8 +50,11 @@ final class MetricsServer implements AutoCloseable
             return t;
         });
         server.setExecutor(executor);
-        server.createContext("/metrics", exchange -> respond(exchange, 200, render(memberId, metrics),
-            "text/plain; version=0.0.4; charset=utf-8"));
+        server.createContext("/metrics", exchange ->
+        {
+            refresh.run();
+            respond(exchange, 200, render(memberId, metrics), "text/plain; version=0.0.4; charset=utf-8");
+        });
         server.createContext("/health", exchange ->
         {
             final boolean live = alive.getAsBoolean();

@@ -46,6 +46,20 @@ public record TlsSettings(TlsFiles files, Set<LinkClass> links)
     public static final TlsSettings NONE = new TlsSettings(null, EnumSet.noneOf(LinkClass.class));
 
     /**
+     * @return when the first certificate of this side's chain expires, in Unix seconds (the files in use now, which
+     * may have been replaced since start), or 0 without a certificate.
+     */
+    public long expiry()
+    {
+        long earliest = Long.MAX_VALUE;
+        for (final X509Certificate c : null == files ? List.<X509Certificate>of() : files.chain())
+        {
+            earliest = Math.min(earliest, c.getNotAfter().toInstant().getEpochSecond());
+        }
+        return Long.MAX_VALUE == earliest ? 0 : earliest;
+    }
+
+    /**
      * @return the files a tool dials with, or null if tools are not to use TLS.
      */
     public TlsFiles forTools()

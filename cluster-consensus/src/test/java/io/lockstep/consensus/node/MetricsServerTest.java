@@ -21,7 +21,7 @@ class MetricsServerTest
             port = free.getLocalPort();
         }
         try (MetricsServer server = new MetricsServer(new MetricsSettings(port, "127.0.0.1", 1000), 3, metrics,
-            () -> true);
+            () -> true, () -> { });
             java.net.Socket slow = new java.net.Socket("127.0.0.1", port))
         {
             slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(

@@ -167,6 +167,10 @@ class NodeConfigTest
         assertEquals(java.util.EnumSet.allOf(io.lockstep.cluster.transport.LinkClass.class), all.security().tls()
             .links());
         assertTrue(all.security().tls().files().hasIdentity());
+        final long expiry = all.security().tls().expiry();
+        final long in825Days = java.time.Instant.now().plus(java.time.Duration.ofDays(825)).getEpochSecond();
+        assertTrue(Math.abs(expiry - in825Days) < 3600, "the development certificate's 825 days: " + expiry);
+        assertEquals(0, TlsSettings.NONE.expiry());
         assertTrue(null != all.security().tls().forTools());
         all.security().tls().checkMember("member 1");
 
