@@ -104,7 +104,7 @@ public final class MemberMetrics
         new Definition("connections_refused_total", "Connections refused or dropped: bad handshake, wrong " +
             "cluster secret, garbage", true),
         new Definition("untrusted_requests_total", "Tool requests refused: the connection did not prove the " +
-            "cluster secret", true),
+            "tool secret", true),
         new Definition("client_auth_rejected_total", "Client connects and resumes the authenticator rejected", true),
         new Definition("errors_total", "Errors recorded (tool errors lists the recent ones)", true),
         new Definition("suspended", "1 while client ingress and timers are held (tool suspend)", false),

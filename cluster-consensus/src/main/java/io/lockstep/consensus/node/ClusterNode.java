@@ -155,6 +155,12 @@ public final class ClusterNode implements AutoCloseable
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), warning);
         }
+        if (null != config.security().tls().files())
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: TLS required on {1} links, accepted on every link; " +
+                "this member proves {2}", config.memberId(), config.security().tls().linkNames(),
+                config.security().tls().files().describe());
+        }
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 
         final Agent guarded = new Agent()

@@ -60,6 +60,14 @@ public record TlsSettings(TlsFiles files, Set<LinkClass> links)
     }
 
     /**
+     * @return the classes that must use TLS as the config names them ({@code members,clients}), or {@code no}.
+     */
+    public String linkNames()
+    {
+        return links.isEmpty() ? "no" : names(links);
+    }
+
+    /**
      * @return the files a tool dials with, or null if tools are not to use TLS.
      */
     public TlsFiles forTools()
@@ -118,9 +126,9 @@ public record TlsSettings(TlsFiles files, Set<LinkClass> links)
             }
             else
             {
-                SecuritySettings.checkPrivate(source, configDir.resolve(key), KEY_FILE, p);
                 files = TlsFiles.load(configDir.resolve(certificate), configDir.resolve(key),
                     configDir.resolve(trust));
+                SecuritySettings.checkPrivate(source, configDir.resolve(key), KEY_FILE, p);
             }
         }
         catch (final IOException ex)

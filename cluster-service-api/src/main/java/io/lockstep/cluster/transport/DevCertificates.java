@@ -50,14 +50,22 @@ public final class DevCertificates
         }
         final Path dir = Path.of(args[0]);
         final List<String> hosts = List.of(args).subList(1, args.length);
-        write(dir, hosts);
+        try
+        {
+            write(dir, hosts);
+        }
+        catch (final IOException ex)
+        {
+            System.err.println("lockstep tls-files: " + ex.getMessage());
+            System.exit(2);
+        }
         System.out.println("wrote " + dir.resolve(AUTHORITY) + " (lockstep.tls.trust.file), " +
             dir.resolve(CERTIFICATE) + " (lockstep.tls.certificate.file) and " + dir.resolve(KEY) +
             " (lockstep.tls.key.file, mode 600), naming " + String.join(", ", hosts));
     }
 
     /**
-     * @param dir   where the three files go (created if missing; files already there are replaced).
+     * @param dir   where the three files go (created if missing); none of them may exist yet.
      * @param hosts every host name and IP address a member is configured at, or dialled by.
      * @throws IOException naming the keytool step that failed.
      */
@@ -66,6 +74,16 @@ public final class DevCertificates
         if (hosts.isEmpty())
         {
             throw new IllegalArgumentException("a certificate needs at least one host name or IP address");
+        }
+        for (final String name : new String[]{ AUTHORITY, CERTIFICATE, KEY })
+        {
+            if (Files.exists(dir.resolve(name)))
+            {
+                // Each run makes a new authority: over files in use, it would cut every peer off at the next reload.
+                throw new IOException(dir.resolve(name) + " exists: each run makes a new authority, which every " +
+                    "member, client and tool would have to trust anew; not overwriting (remove the files, or use " +
+                    "another directory)");
+            }
         }
         Files.createDirectories(dir);
         final Path work = Files.createTempDirectory(dir, ".keytool");

@@ -79,6 +79,8 @@ final class TcpConnection
     boolean tlsDecided;
     /** Its TLS handshake waits for a later poll's share of handshake work. */
     boolean tlsDeferred;
+    /** A whole message came in on it: the peer took the connection, not only the socket. */
+    boolean heardFrom;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.

@@ -334,7 +334,7 @@ public final class TcpTransport implements Transport
         final String problem = tls.reloadIfChanged(nowNs);
         if (null != problem)
         {
-            LOGGER.log(System.Logger.Level.WARNING, problem);
+            LOGGER.log(System.Logger.Level.WARNING, (selfId >= 0 ? "member " + selfId + ": " : "") + problem);
             problems.onProblem("tls", problem);
         }
     }
@@ -569,7 +569,6 @@ public final class TcpTransport implements Transport
     private void onConnected(final TcpConnection c)
     {
         c.markOpen();
-        backoffNs[c.connectTo] = MIN_BACKOFF_NS;
         // The TLS handshake goes first; the Hello queued below waits in the clear, and is sent inside the link.
         c.tls = tls.dial(selfId < 0 ? null : member(selfId), member(c.connectTo));
         if (null != c.tls)
@@ -710,8 +709,7 @@ public final class TcpTransport implements Transport
         }
         if (read < 0)
         {
-            disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" :
-                null != c.tls && !c.tls.handshakeDone() ? TlsPolicy.failure(c, null) : null);
+            disconnect(c, closedReason(c));
             return;
         }
         if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
@@ -734,7 +732,7 @@ public final class TcpTransport implements Transport
             }
             if (read < 0)
             {
-                disconnect(c, c.readBuffer.position() > 0 ? "connection closed in the middle of a message" : null);
+                disconnect(c, closedReason(c));
                 return;
             }
             if (0 == read)
@@ -742,6 +740,29 @@ public final class TcpTransport implements Transport
                 break;
             }
         }
+    }
+
+    /**
+     * Why the peer closed, where it says something: in the middle of a message, in the TLS handshake, or, for a member
+     * this side dialled, before it answered anything (it refused this side: its own log says why).
+     */
+    private static String closedReason(final TcpConnection c)
+    {
+        if (c.readBuffer.position() > 0)
+        {
+            return "connection closed in the middle of a message";
+        }
+        if (null != c.tls && !c.tls.handshakeDone())
+        {
+            return TlsPolicy.failure(c, null);
+        }
+        if (c.connectTo >= 0 && !c.heardFrom)
+        {
+            return "member " + c.connectTo + " closed the connection before answering: it refused this side (its " +
+                "log and tool errors say why: TLS required (lockstep.tls.links), a wrong secret, a bound) or is " +
+                "stopping";
+        }
+        return null;
     }
 
     /**
@@ -835,6 +856,16 @@ public final class TcpTransport implements Transport
         if (offset > 0 && c.endpoint >= CLIENT_ENDPOINT_BASE)
         {
             c.lastHeardNs = nowNs;
+        }
+        if (offset > 0 && !c.heardFrom)
+        {
+            c.heardFrom = true;
+            if (c.connectTo >= 0)
+            {
+                // Only now: a member that takes the socket and then refuses this side is retried with a growing
+                // backoff, not every 10 ms.
+                backoffNs[c.connectTo] = MIN_BACKOFF_NS;
+            }
         }
         c.readBuffer.limit(limit).position(offset);
         c.readBuffer.compact();

@@ -25,11 +25,13 @@ import java.util.concurrent.TimeUnit;
  * The files are looked at again every {@value #RECHECK_SECONDS} s (by the transport's own thread, on its poll): when
  * one of them changed, new connections use the new files, and connections already open keep the ones they started
  * with until they reconnect. Files that do not load (a half-written file, a key that is not the certificate's) are
- * reported, and the files in use stay in use. Replace a file by writing a new one and renaming it over the old.
+ * reported if they still do not load at the next look, and the files in use stay in use. Replace a file by writing a
+ * new one and renaming it over the old: the key first, then the certificate.
  */
 public final class TlsFiles
 {
     static final String PROTOCOL = "TLSv1.3";
+    private static final System.Logger LOGGER = System.getLogger(TlsFiles.class.getName());
     static final long RECHECK_SECONDS = 10;
     private static final long RECHECK_NS = TimeUnit.SECONDS.toNanos(RECHECK_SECONDS);
     private static final char[] NO_PASSWORD = new char[0];
@@ -39,8 +41,10 @@ public final class TlsFiles
     private final Path trustFile;
     private volatile Loaded loaded;
     private long nextCheckNs;
-    /** What the files looked like when last loaded, or when a load last failed: a failed load is retried on change. */
+    /** What the files looked like when last loaded, or when a failed load was reported: retried on a change. */
     private String lastStamp;
+    /** What the files looked like at a load that failed once, not yet reported. */
+    private String failedStamp;
 
     private record Loaded(SSLContext context, List<X509Certificate> chain)
     {
@@ -162,16 +166,36 @@ public final class TlsFiles
         {
             return null;
         }
-        lastStamp = stamp;
         try
         {
             loaded = load();
+            lastStamp = stamp;
+            LOGGER.log(System.Logger.Level.INFO, "TLS files reloaded: new connections use " + describe());
             return null;
         }
         catch (final IOException ex)
         {
-            return "TLS files changed but do not load, the ones loaded before stay in use: " + ex.getMessage();
+            if (!stamp.equals(failedStamp))
+            {
+                // Perhaps caught between renaming the certificate and renaming its key: look again next time.
+                failedStamp = stamp;
+                return null;
+            }
+            lastStamp = stamp;
+            return "TLS files changed but do not load (the same for " + RECHECK_SECONDS + " s), the ones loaded " +
+                "before stay in use: " + ex.getMessage();
         }
+    }
+
+    /**
+     * @return what this side proves, for a log line: the certificate's subject and expiry, or that it proves none.
+     */
+    public String describe()
+    {
+        final List<X509Certificate> chain = loaded.chain();
+        return chain.isEmpty() ? "no certificate of this side's (only trusted authorities from " + trustFile + ")" :
+            "certificate " + chain.get(0).getSubjectX500Principal() + " from " + certificateFile + ", expires " +
+            chain.get(0).getNotAfter().toInstant();
     }
 
     /** Size and modification time of each file: a changed file changes one or the other. */

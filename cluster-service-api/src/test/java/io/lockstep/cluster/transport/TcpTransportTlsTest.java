@@ -153,6 +153,18 @@ class TcpTransportTlsTest
         final TcpTransport b = member(1, members, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
         pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("does not name 127.0.0.2")), a, b);
         assertFalse(b.isConnected(0));
+
+        // The other way round: the member dialled is at a host its certificate does not name, and the dialler
+        // refuses it, as a browser would.
+        close();
+        transports.clear();
+        final List<Member> swapped = List.of(new Member(0, "127.0.0.1", freePort(), true),
+            new Member(1, "127.0.0.2", freePort(), true));
+        final TcpTransport c = member(0, swapped, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        final TcpTransport d = member(1, swapped, memberFiles(certs), EnumSet.of(LinkClass.MEMBERS));
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains(
+            "TLS with member 1 failed: No subject alternative names matching IP address 127.0.0.2 found")), c, d);
+        assertFalse(c.isConnected(1));
     }
 
     @Test
@@ -337,10 +349,17 @@ class TcpTransportTlsTest
         final TcpTransport before = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
         pumpUntil(() -> 1 == m.clientConnections(), m, before);
 
-        // A half-written key is reported and the loaded files stay in use.
+        // A half-written key is looked at again (it may be mid-replacement), then reported; the loaded files stay.
         Files.writeString(live.resolve(DevCertificates.KEY), "-----BEGIN PRIVATE KEY-----\nAAAA\n");
         clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
+        pump(m, before);
+        assertTrue(problems.stream().noneMatch(p -> p.contains("do not load")), problems.toString());
+        clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
         pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("do not load")), m, before);
+        final TcpTransport during = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> 2 == m.clientConnections(), m, before, during);
+        during.close();
+        pumpUntil(() -> 1 == m.clientConnections(), m, before);
 
         // The new authority's files, renamed in: the next connection is served with them, the open one stays.
         for (final String name : List.of(DevCertificates.AUTHORITY, DevCertificates.CERTIFICATE, DevCertificates.KEY))
