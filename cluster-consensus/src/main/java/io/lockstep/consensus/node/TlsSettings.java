@@ -76,14 +76,15 @@ public record TlsSettings(TlsFiles files, Set<LinkClass> links)
     }
 
     /**
-     * @throws NodeConfig.ConfigException if a member is to use TLS without a certificate and key of its own.
+     * @throws NodeConfig.ConfigException if a member has TLS files (or is to use TLS) without a certificate and key of
+     *                                     its own: a tool host's config, given to a member.
      */
     void checkMember(final String source) throws NodeConfig.ConfigException
     {
-        if (!links.isEmpty() && (null == files || !files.hasIdentity()))
+        if ((!links.isEmpty() || null != files) && (null == files || !files.hasIdentity()))
         {
-            throw new NodeConfig.ConfigException(source + ": " + LINKS + "=" + names(links) + " needs this member's " +
-                CERTIFICATE_FILE + " and " + KEY_FILE + ": peers check who it is");
+            throw new NodeConfig.ConfigException(source + ": TLS (" + LINKS + "=" + linkNames() + ", " + TRUST_FILE +
+                " set) needs this member's " + CERTIFICATE_FILE + " and " + KEY_FILE + ": peers check who it is");
         }
     }
 

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Certificates for a development or test cluster: a new certificate authority, and one certificate (with its key)
- * naming every host given, which every member, tool and client of that cluster can share. Made with the JDK's own
+ * naming every host given, which every member of that cluster can share (clients and tools need only the
+ * authority's certificate). Made with the JDK's own
  * {@code keytool}, so that nothing needs installing; the authority's key is thrown away, so nothing more can be
  * signed with it. Production clusters take their certificates from their own authority: see docs/security.md.
  * <p>
@@ -168,21 +169,28 @@ public final class DevCertificates
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
         command.addAll(List.of(args));
         command.addAll(List.of("-storetype", "PKCS12", "-storepass", password, "-noprompt"));
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        // Output to a file, not a pipe: reading a pipe to its end would wait as long as keytool, past the timeout.
+        final Path output = Files.createTempFile("keytool", ".out");
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(output.toFile()).start();
         try
         {
-            final byte[] output = process.getInputStream().readAllBytes();
-            if (!process.waitFor(KEYTOOL_TIMEOUT_S, TimeUnit.SECONDS) || 0 != process.exitValue())
+            final boolean done = process.waitFor(KEYTOOL_TIMEOUT_S, TimeUnit.SECONDS);
+            if (!done || 0 != process.exitValue())
             {
                 process.destroyForcibly();
-                throw new IOException("keytool " + args[0] + " failed: " + new String(output,
-                    StandardCharsets.UTF_8).trim());
+                throw new IOException("keytool " + args[0] + (done ? " failed: " : " did not finish in " +
+                    KEYTOOL_TIMEOUT_S + " s: ") + Files.readString(output, StandardCharsets.UTF_8).trim());
             }
         }
         catch (final InterruptedException ex)
         {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while keytool " + args[0] + " ran", ex);
+        }
+        finally
+        {
+            Files.deleteIfExists(output);
         }
     }
 }

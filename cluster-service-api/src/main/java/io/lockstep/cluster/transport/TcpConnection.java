@@ -81,6 +81,8 @@ final class TcpConnection
     boolean tlsDeferred;
     /** A whole message came in on it: the peer took the connection, not only the socket. */
     boolean heardFrom;
+    /** In the transport's queue of TLS connections to decrypt at the next poll. */
+    boolean readQueued;
 
     /**
      * @param readLength  full-size read buffer: room for two of the longest messages.

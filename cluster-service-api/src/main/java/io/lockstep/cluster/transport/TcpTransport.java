@@ -26,13 +26,14 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
-import javax.net.ssl.SSLException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLException;
 
 /**
  * Non-blocking TCP between members, and from tools and drivers (selfId -1: connects to every member, listens on
@@ -114,6 +115,8 @@ public final class TcpTransport implements Transport
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
     private final ReadyKeys woken;
     private TlsPolicy tls = new TlsPolicy(null, EnumSet.noneOf(LinkClass.class));
+    /** TLS connections with records read but not yet decrypted, and no socket readiness left to announce them. */
+    private final ArrayDeque<TcpConnection> readQueue = new ArrayDeque<>();
     private MessageHandler handler;
     private long nowNs;
     private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
@@ -211,6 +214,16 @@ public final class TcpTransport implements Transport
         {
             work++;
             read(c);
+        }
+        while (!readQueue.isEmpty())
+        {
+            final TcpConnection c = readQueue.poll();
+            c.readQueued = false;
+            if (c.open)
+            {
+                work++;
+                read(c);
+            }
         }
         connectToMembers();
         if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
@@ -323,9 +336,7 @@ public final class TcpTransport implements Transport
      */
     public boolean isEncrypted(final int endpoint)
     {
-        final TcpConnection c = endpoint < CLIENT_ENDPOINT_BASE ?
-            (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
-            clientConnections.get(endpoint);
+        final TcpConnection c = connection(endpoint);
         return null != c && null != c.tls;
     }
 
@@ -413,11 +424,17 @@ public final class TcpTransport implements Transport
         }
     }
 
-    public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+    /** @return the connection of a member's id or a client's endpoint, or null. */
+    private TcpConnection connection(final int endpoint)
     {
-        final TcpConnection connection = endpoint < CLIENT_ENDPOINT_BASE ?
+        return endpoint < CLIENT_ENDPOINT_BASE ?
             (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
             clientConnections.get(endpoint);
+    }
+
+    public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final TcpConnection connection = connection(endpoint);
         if (null == connection || !connection.connected)
         {
             return false;
@@ -427,9 +444,7 @@ public final class TcpTransport implements Transport
 
     public boolean isConnected(final int endpoint)
     {
-        final TcpConnection c = endpoint < CLIENT_ENDPOINT_BASE ?
-            (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
-            clientConnections.get(endpoint);
+        final TcpConnection c = connection(endpoint);
         return null != c && c.connected;
     }
 
@@ -449,9 +464,11 @@ public final class TcpTransport implements Transport
                     {
                         c.channel.write(c.writeBuffer);
                     }
-                    else
+                    else if (c.tls.write(c.channel, c.writeBuffer) && !c.readQueued)
                     {
-                        c.tls.write(c.channel, c.writeBuffer);
+                        // Its handshake finished here with records already in: the socket may never say so again.
+                        c.readQueued = true;
+                        readQueue.add(c);
                     }
                     c.lastSentNs = nowNs;
                     written++;
@@ -570,7 +587,15 @@ public final class TcpTransport implements Transport
     {
         c.markOpen();
         // The TLS handshake goes first; the Hello queued below waits in the clear, and is sent inside the link.
-        c.tls = tls.dial(selfId < 0 ? null : member(selfId), member(c.connectTo));
+        try
+        {
+            c.tls = tls.dial(selfId < 0 ? null : member(selfId), member(c.connectTo));
+        }
+        catch (final SSLException ex)
+        {
+            disconnect(c, TlsPolicy.failure(c, ex));
+            return;
+        }
         if (null != c.tls)
         {
             startHandshake(c);
@@ -673,9 +698,8 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final TcpConnection c = all.get(i);
-            if (c.holdsHandshakeSlot && (null == oldest ||
-                (TcpConnection.Stage.AWAIT_HELLO == c.stage) != (TcpConnection.Stage.AWAIT_HELLO == oldest.stage) ?
-                TcpConnection.Stage.AWAIT_HELLO == c.stage : c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
+            if (c.holdsHandshakeSlot && (null == oldest || isSilent(c) != isSilent(oldest) ? isSilent(c) :
+                c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
             {
                 oldest = c;
             }
@@ -686,48 +710,32 @@ public final class TcpTransport implements Transport
         }
     }
 
+    /**
+     * Accepted and has said nothing yet: no Hello, and no TLS handshake begun. A connection in its TLS handshake,
+     * perhaps queued for this member's own share of handshake work, has spoken, and is not evicted before these.
+     */
+    private static boolean isSilent(final TcpConnection c)
+    {
+        return TcpConnection.Stage.AWAIT_HELLO == c.stage && null == c.tls;
+    }
+
     private void read(final TcpConnection c)
     {
         if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !tls.takeHandshakeRead(c))
         {
             return;
         }
-        int read;
-        try
+        boolean fromSocket = true;
+        do
         {
-            read = fill(c, true);
-        }
-        catch (final SSLException ex)
-        {
-            disconnect(c, TlsPolicy.failure(c, ex));
-            return;
-        }
-        catch (final IOException ex)
-        {
-            disconnect(c, null);
-            return;
-        }
-        if (read < 0)
-        {
-            disconnect(c, closedReason(c));
-            return;
-        }
-        if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
-            TcpConnection.Stage.READY == c.stage && c.tls.handshakeDone())
-        {
-            // Dialled without a secret: the TLS handshake was all the handshake there is.
-            endHandshake(c);
-        }
-        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room.
-        while (c.open && readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining())
-        {
+            final int read;
             try
             {
-                read = fill(c, false);
+                read = fill(c, fromSocket);
             }
             catch (final IOException ex)
             {
-                disconnect(c, TlsPolicy.failure(c, ex));
+                disconnect(c, ex instanceof SSLException ? TlsPolicy.failure(c, ex) : null);
                 return;
             }
             if (read < 0)
@@ -735,11 +743,21 @@ public final class TcpTransport implements Transport
                 disconnect(c, closedReason(c));
                 return;
             }
-            if (0 == read)
+            if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
+                TcpConnection.Stage.READY == c.stage && c.tls.handshakeDone())
             {
-                break;
+                // Dialled without a secret: the TLS handshake was all the handshake there is.
+                endHandshake(c);
             }
+            if (!c.open || c.tlsDeferred || (0 == read && !fromSocket))
+            {
+                // Closed; or waiting for its share of handshake work; or nothing more to decrypt for now.
+                return;
+            }
+            fromSocket = false;
         }
+        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room.
+        while (readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining());
     }
 
     /**
@@ -785,16 +803,16 @@ public final class TcpTransport implements Transport
         return read > 0 && !c.tlsDecided ? detectTls(c, read) : read;
     }
 
-    /** An accepted connection's first bytes: TLS or the clear (see {@link TlsPolicy#start}). */
+    /** An accepted connection's first bytes: TLS or the clear (see {@link TlsPolicy#classify}). */
     private int detectTls(final TcpConnection c, final int read) throws IOException
     {
-        final TlsPolicy.Start start = TlsPolicy.start(c.readView, c.readBuffer.position());
-        if (TlsPolicy.Start.UNDECIDED == start)
+        final TlsPolicy.FirstBytes first = TlsPolicy.classify(c.readView, c.readBuffer.position());
+        if (TlsPolicy.FirstBytes.UNDECIDED == first)
         {
             return read;
         }
         c.tlsDecided = true;
-        if (TlsPolicy.Start.CLEAR == start)
+        if (TlsPolicy.FirstBytes.CLEAR == first)
         {
             return read;
         }

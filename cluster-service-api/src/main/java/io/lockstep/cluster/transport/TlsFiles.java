@@ -3,6 +3,7 @@ package io.lockstep.cluster.transport;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
@@ -10,9 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.MessageDigest;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -22,11 +25,14 @@ import java.util.concurrent.TimeUnit;
  * (a member's; optional for clients and tools, which members do not ask to prove anything at the TLS layer), and the
  * certificates of the authorities whose certificates it accepts. TLS 1.3 only, through the JDK's {@link SSLEngine}.
  * <p>
- * The files are looked at again every {@value #RECHECK_SECONDS} s (by the transport's own thread, on its poll): when
+ * The files are read again every {@value #RECHECK_SECONDS} s (by the transport's own thread, on its poll: a few KiB,
+ * digested, so that a file copied in with its old time still counts as changed; files on a network file system that
+ * can hang would hold that thread, so keep them local): when
  * one of them changed, new connections use the new files, and connections already open keep the ones they started
  * with until they reconnect. Files that do not load (a half-written file, a key that is not the certificate's) are
  * reported if they still do not load at the next look, and the files in use stay in use. Replace a file by writing a
- * new one and renaming it over the old: the key first, then the certificate.
+ * new one and renaming it over the old: the key first, then the certificate. One instance may serve several
+ * transports (several clients, say) on threads of their own.
  */
 public final class TlsFiles
 {
@@ -40,7 +46,7 @@ public final class TlsFiles
     private final Path keyFile;
     private final Path trustFile;
     private volatile Loaded loaded;
-    private long nextCheckNs;
+    private volatile long nextCheckNs;
     /** What the files looked like when last loaded, or when a failed load was reported: retried on a change. */
     private String lastStamp;
     /** What the files looked like at a load that failed once, not yet reported. */
@@ -152,7 +158,20 @@ public final class TlsFiles
         {
             return null;
         }
-        nextCheckNs = nowNs + RECHECK_NS;
+        synchronized (this)
+        {
+            // Several transports may share these files, each on its own thread: one of them looks.
+            if (nowNs < nextCheckNs)
+            {
+                return null;
+            }
+            nextCheckNs = nowNs + RECHECK_NS;
+            return reload();
+        }
+    }
+
+    private String reload()
+    {
         final String stamp;
         try
         {
@@ -198,19 +217,57 @@ public final class TlsFiles
             chain.get(0).getNotAfter().toInstant();
     }
 
-    /** Size and modification time of each file: a changed file changes one or the other. */
+    /**
+     * A digest of the files' contents: a renewed certificate copied in with its old time and the same size (as
+     * {@code cp -p} or {@code rsync -a} leave it) is still a change. The files are a few KiB.
+     */
     private String stamp() throws IOException
     {
-        final StringBuilder stamp = new StringBuilder();
+        final MessageDigest digest;
+        try
+        {
+            digest = MessageDigest.getInstance("SHA-256");
+        }
+        catch (final GeneralSecurityException ex)
+        {
+            throw new IllegalStateException("the JDK has no SHA-256", ex);
+        }
         for (final Path file : new Path[]{ certificateFile, keyFile, trustFile })
         {
             if (null != file)
             {
-                stamp.append(Files.getLastModifiedTime(file).toMillis()).append('/').append(Files.size(file))
-                    .append(' ');
+                digest.update(Files.readAllBytes(file));
+                digest.update((byte)0);
             }
         }
-        return stamp.toString();
+        return HexFormat.of().formatHex(digest.digest());
+    }
+
+    /**
+     * A JVM whose security settings disable TLS 1.3 ({@code jdk.tls.disabledAlgorithms}) makes contexts that cannot
+     * begin a handshake: found here, when the files load, and not on the first connection.
+     */
+    private static void tryEngines(final SSLContext context) throws IOException
+    {
+        for (final boolean client : new boolean[]{ true, false })
+        {
+            final SSLEngine engine = context.createSSLEngine();
+            engine.setUseClientMode(client);
+            engine.setEnabledProtocols(new String[]{ PROTOCOL });
+            try
+            {
+                engine.beginHandshake();
+            }
+            catch (final SSLException | IllegalArgumentException ex)
+            {
+                throw new IOException("this JVM cannot make a " + PROTOCOL + " connection (is it disabled in " +
+                    "jdk.tls.disabledAlgorithms of its java.security?): " + ex.getMessage(), ex);
+            }
+            finally
+            {
+                engine.closeOutbound();
+            }
+        }
     }
 
     private Loaded load() throws IOException
@@ -243,6 +300,7 @@ public final class TlsFiles
             final SSLContext context = SSLContext.getInstance(PROTOCOL);
             context.init(null == keyManagers ? null : keyManagers.getKeyManagers(), trustManagers.getTrustManagers(),
                 new SecureRandom());
+            tryEngines(context);
             return new Loaded(context, chain);
         }
         catch (final GeneralSecurityException ex)

@@ -14,17 +14,23 @@ import java.security.cert.X509Certificate;
 /**
  * The TLS layer of one connection, between its socket and the plain bytes the transport frames: records read from
  * the socket are decrypted into the connection's read buffer, and what the transport queued in its write buffer is
- * encrypted on flush. The TLS handshake runs first, driven from both; what the transport queues before it is done
- * (its own {@code Hello}) waits, in the clear, in the connection's write buffer, and is sent only inside the link.
+ * encrypted on flush. The initial handshake runs first, driven from both; what the transport queues before it is
+ * done (its own {@code Hello}) waits, in the clear, in the connection's write buffer, and is sent only inside the
+ * link.
+ * <p>
+ * After the initial handshake the peer may still send handshake messages (a TLS 1.3 key update, which asks for one
+ * back). Answering one never stops this side from reading: if the answer cannot be written yet (the socket is
+ * backed up), it is kept pending and sent ahead of the next data, while records keep being decrypted. Otherwise two
+ * members each waiting for the other to read would hold their link for good.
  * <p>
  * Buffers: one record in (as it arrives), one decrypted record (the read buffer may have less room than a record),
- * and a few records out, heap buffers because the JDK's AES-GCM works on arrays. About 70 KiB per connection, taken
+ * and two records out, heap buffers because the JDK's AES-GCM works on arrays: about 65 KiB per connection, taken
  * only when the connection turns out to be TLS.
  */
 final class TlsLink
 {
     /** Records encrypted per flush before the socket is written: a burst of small messages becomes few writes. */
-    private static final int RECORDS_OUT = 4;
+    private static final int RECORDS_OUT = 2;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final SSLEngine engine;
@@ -36,9 +42,16 @@ final class TlsLink
     private final ByteBuffer netOut;
     /** The largest record the engine writes: room wrap needs in netOut. */
     private final int packetLength;
+    /** The initial handshake is done: the transport's own bytes may flow. */
     private boolean handshakeDone;
+    /** A handshake message after the initial handshake (a key update) waits to be written. */
+    private boolean wrapPending;
 
-    TlsLink(final SSLEngine engine)
+    /**
+     * @throws SSLException if the engine will not begin a handshake (TLS 1.3 disabled in this JVM's security
+     *                      settings, say): this connection fails, with the reason, and nothing else.
+     */
+    TlsLink(final SSLEngine engine) throws SSLException
     {
         this.engine = engine;
         final SSLSession session = engine.getSession();
@@ -46,15 +59,8 @@ final class TlsLink
         netIn = ByteBuffer.allocate(packetLength);
         plainIn = ByteBuffer.allocate(session.getApplicationBufferSize());
         netOut = ByteBuffer.allocate(RECORDS_OUT * packetLength);
-        try
-        {
-            // Without this the engine reads as not handshaking until its first wrap or unwrap.
-            engine.beginHandshake();
-        }
-        catch (final SSLException ex)
-        {
-            throw new IllegalStateException("a new TLS engine refused to begin its handshake", ex);
-        }
+        // Without this the engine reads as not handshaking until its first wrap or unwrap.
+        engine.beginHandshake();
     }
 
     /**
@@ -66,7 +72,7 @@ final class TlsLink
         netIn.put(firstBytes);
     }
 
-    /** @return true once the handshake is done: the transport's own bytes may flow. */
+    /** @return true once the initial handshake is done: the transport's own bytes may flow. */
     boolean handshakeDone()
     {
         return handshakeDone;
@@ -93,8 +99,8 @@ final class TlsLink
      *
      * @param plain the connection's read buffer (write mode).
      * @return -1 at the end of the stream, else the decrypted bytes added to {@code plain}.
-     * @throws IOException for a TLS failure (a handshake the peer failed, a record that does not decrypt), with the
-     *                     engine's reason, or a socket failure.
+     * @throws IOException for a TLS failure (a handshake the peer failed, a record that does not decrypt or is too
+     *                     long), with the engine's reason, or a socket failure.
      */
     int read(final SocketChannel channel, final ByteBuffer plain) throws IOException
     {
@@ -108,7 +114,7 @@ final class TlsLink
 
     /**
      * Decrypt what is already read into {@code plain}, without reading the socket: for when the read buffer was full
-     * and the transport has since made room.
+     * and the transport has since made room, or the handshake finished on the write side.
      *
      * @return the decrypted bytes added to {@code plain}, or -1 once the peer closed the link.
      */
@@ -119,7 +125,7 @@ final class TlsLink
             handshake(channel);
         }
         int added = drainPlain(plain);
-        while (handshakeDone && netIn.position() > 0 && plainIn.hasRemaining() && 0 == plainIn.position())
+        while (handshakeDone && netIn.position() > 0 && 0 == plainIn.position())
         {
             netIn.flip();
             final SSLEngineResult result;
@@ -136,15 +142,14 @@ final class TlsLink
                 // The peer's close_notify: the end of the stream, as a socket's close is in the clear.
                 return added > 0 ? added : -1;
             }
-            if (SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING != result.getHandshakeStatus() &&
-                SSLEngineResult.HandshakeStatus.FINISHED != result.getHandshakeStatus())
-            {
-                // A post-handshake message (a key update, which must be answered): handled as a handshake step.
-                handshakeDone = false;
-                handshake(channel);
-            }
+            afterPostHandshakeStep(channel, result.getHandshakeStatus());
             added += drainPlain(plain);
-            if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus() || 0 == result.bytesConsumed())
+            if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
+            {
+                refuseIfNoRoom();
+                break;
+            }
+            if (0 == result.bytesConsumed())
             {
                 break;
             }
@@ -152,7 +157,7 @@ final class TlsLink
         return added;
     }
 
-    /** @return true if decrypted bytes wait for room in the read buffer, or whole records wait to be decrypted. */
+    /** @return true if decrypted bytes wait for room in the read buffer, or records wait to be decrypted. */
     boolean hasBuffered()
     {
         return plainIn.position() > 0 || netIn.position() > 0;
@@ -161,30 +166,38 @@ final class TlsLink
     /** @return true if there is something to send even with nothing queued: handshake records, or unsent records. */
     boolean wantsFlush()
     {
-        // Once the handshake is done the engine is asked nothing on the flush path (asking takes its lock).
-        return netOut.position() > 0 ||
+        // Once the initial handshake is done the engine is asked nothing here (asking takes its lock).
+        return netOut.position() > 0 || wrapPending ||
             (!handshakeDone && engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP);
     }
 
     /**
-     * Encrypt what the transport queued and write it, after any records still unsent; before the handshake is done,
-     * move the handshake on instead and leave the queued bytes where they are.
+     * Encrypt what the transport queued and write it, after any records still unsent and any handshake message
+     * pending; before the initial handshake is done, move it on instead and leave the queued bytes where they are.
      *
      * @param plain the connection's write buffer (read mode): what is encrypted is consumed.
+     * @return true if the initial handshake finished here with records already read and waiting: the transport
+     * should decrypt them without waiting for the socket, which may have nothing more to say.
      */
-    void write(final SocketChannel channel, final ByteBuffer plain) throws IOException
+    boolean write(final SocketChannel channel, final ByteBuffer plain) throws IOException
     {
         if (!writeNet(channel))
         {
-            return;
+            return false;
         }
+        final boolean wasDone = handshakeDone;
         if (!handshakeDone)
         {
             handshake(channel);
             if (!handshakeDone)
             {
-                return;
+                return false;
             }
+        }
+        final boolean finishedHere = !wasDone && hasBuffered();
+        if (wrapPending && !sendPending(channel))
+        {
+            return finishedHere;
         }
         while (plain.hasRemaining())
         {
@@ -195,30 +208,74 @@ final class TlsLink
                 {
                     throw new SSLException("TLS link closed while writing (" + result.getStatus() + ")");
                 }
+                // This side's own key update: the engine writes it on the next wrap; kept pending if none comes.
+                wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
             }
             if (!writeNet(channel))
             {
-                return;
+                return finishedHere;
             }
+        }
+        if (wrapPending)
+        {
+            sendPending(channel);
+        }
+        return finishedHere;
+    }
+
+    /** After a record decrypted past the initial handshake: a task to run, or a message to answer. */
+    private void afterPostHandshakeStep(final SocketChannel channel, final SSLEngineResult.HandshakeStatus status)
+        throws IOException
+    {
+        SSLEngineResult.HandshakeStatus next = status;
+        if (SSLEngineResult.HandshakeStatus.NEED_TASK == next)
+        {
+            runTasks();
+            next = engine.getHandshakeStatus();
+        }
+        if (SSLEngineResult.HandshakeStatus.NEED_WRAP == next)
+        {
+            wrapPending = true;
+            sendPending(channel);
         }
     }
 
-    /** Move the handshake as far as the bytes in hand allow. */
+    /**
+     * Write the pending handshake messages, as far as room allows; never waits for the socket.
+     *
+     * @return true if nothing is pending any more.
+     */
+    private boolean sendPending(final SocketChannel channel) throws IOException
+    {
+        while (wrapPending)
+        {
+            if (netOut.remaining() < packetLength)
+            {
+                writeNet(channel);
+                if (netOut.remaining() < packetLength)
+                {
+                    return false;
+                }
+            }
+            final SSLEngineResult result = engine.wrap(EMPTY, netOut);
+            if (SSLEngineResult.Status.CLOSED == result.getStatus())
+            {
+                throw new SSLException("the TLS link closed while answering the peer's handshake message");
+            }
+            wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
+        }
+        writeNet(channel);
+        return true;
+    }
+
+    /** Move the initial handshake as far as the bytes in hand allow. */
     private void handshake(final SocketChannel channel) throws IOException
     {
         while (true)
         {
             switch (engine.getHandshakeStatus())
             {
-                case NEED_TASK ->
-                {
-                    // Certificate checks: run here, on the transport's thread, a handful per connect.
-                    Runnable task;
-                    while (null != (task = engine.getDelegatedTask()))
-                    {
-                        task.run();
-                    }
-                }
+                case NEED_TASK -> runTasks();
                 case NEED_WRAP ->
                 {
                     if (netOut.remaining() < packetLength)
@@ -230,12 +287,11 @@ final class TlsLink
                         }
                     }
                     final SSLEngineResult result = engine.wrap(EMPTY, netOut);
+                    writeNet(channel);
                     if (SSLEngineResult.Status.CLOSED == result.getStatus())
                     {
-                        writeNet(channel);
                         throw new SSLException("the TLS handshake was refused");
                     }
-                    writeNet(channel);
                 }
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN ->
                 {
@@ -251,6 +307,7 @@ final class TlsLink
                     }
                     if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
                     {
+                        refuseIfNoRoom();
                         return;
                     }
                     if (SSLEngineResult.Status.CLOSED == result.getStatus())
@@ -269,6 +326,28 @@ final class TlsLink
                     return;
                 }
             }
+        }
+    }
+
+    /** Certificate checks and the like: run here, on the transport's thread, a handful per connect. */
+    private void runTasks()
+    {
+        Runnable task;
+        while (null != (task = engine.getDelegatedTask()))
+        {
+            task.run();
+        }
+    }
+
+    /**
+     * The engine wants more of a record than the buffer can ever hold: a record longer than TLS allows (the JDK
+     * accepts a longer header before the handshake, and would wait for ever for the rest).
+     */
+    private void refuseIfNoRoom() throws SSLException
+    {
+        if (!netIn.hasRemaining())
+        {
+            throw new SSLException("a TLS record longer than " + netIn.capacity() + " bytes");
         }
     }
 

@@ -4,10 +4,10 @@ import org.agrona.DirectBuffer;
 
 import java.io.IOException;
 import java.security.cert.X509Certificate;
-import java.util.ArrayList;
+import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
+import javax.net.ssl.SSLException;
 
 /**
  * What a {@link TcpTransport} does about TLS: which links it dials with TLS and which it refuses in the clear, how it
@@ -29,7 +29,7 @@ final class TlsPolicy
     private static final byte MAJOR_VERSION = 0x03;
 
     /** What the first bytes of an accepted connection say. */
-    enum Start
+    enum FirstBytes
     {
         UNDECIDED,
         CLEAR,
@@ -41,7 +41,7 @@ final class TlsPolicy
     /** The link classes that must use TLS: dialled with it, and refused in the clear when accepted. */
     private final Set<LinkClass> required;
     /** Accepted connections whose TLS handshake waits for a later poll's share (at most the handshake bound). */
-    private final List<TcpConnection> deferred = new ArrayList<>();
+    private final ArrayDeque<TcpConnection> deferred = new ArrayDeque<>();
     private int handshakeReads;
 
     TlsPolicy(final TlsFiles files, final Set<LinkClass> required)
@@ -74,7 +74,7 @@ final class TlsPolicy
      * @param self null for a client or tool, which dials with TLS if any class is required of it.
      * @return the TLS layer to dial the peer with, or null to dial in the clear.
      */
-    TlsLink dial(final Member self, final Member peer)
+    TlsLink dial(final Member self, final Member peer) throws SSLException
     {
         final boolean tls = null == self ? !required.isEmpty() : required.contains(LinkClass.between(self, peer));
         return tls ? new TlsLink(files.diallingEngine(peer.host(), peer.port())) : null;
@@ -85,28 +85,28 @@ final class TlsPolicy
      * which no frame can, as a frame that long may not come before the handshake. One port serves both, so that a
      * cluster can turn TLS on one member at a time.
      */
-    static Start start(final DirectBuffer bytes, final int held)
+    static FirstBytes classify(final DirectBuffer bytes, final int held)
     {
         if (held < 1)
         {
-            return Start.UNDECIDED;
+            return FirstBytes.UNDECIDED;
         }
         if (HANDSHAKE_RECORD != bytes.getByte(0))
         {
-            return Start.CLEAR;
+            return FirstBytes.CLEAR;
         }
         if (held < 2)
         {
-            return Start.UNDECIDED;
+            return FirstBytes.UNDECIDED;
         }
-        return MAJOR_VERSION == bytes.getByte(1) ? Start.TLS : Start.CLEAR;
+        return MAJOR_VERSION == bytes.getByte(1) ? FirstBytes.TLS : FirstBytes.CLEAR;
     }
 
     /**
      * @return the TLS layer for an accepted connection that started a TLS handshake, or null if this side has no
      * files (see {@link #noFilesReason()}).
      */
-    TlsLink accept()
+    TlsLink accept() throws SSLException
     {
         return null == files ? null : new TlsLink(files.acceptingEngine());
     }
@@ -145,7 +145,7 @@ final class TlsPolicy
     {
         while (!deferred.isEmpty() && handshakeReads < HANDSHAKE_READS_PER_POLL)
         {
-            final TcpConnection c = deferred.remove(0);
+            final TcpConnection c = deferred.poll();
             c.tlsDeferred = false;
             if (c.open)
             {
@@ -216,7 +216,7 @@ final class TlsPolicy
         if (null == ex)
         {
             return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
-                "or has no TLS files";
+                "has no TLS files, or hung up";
         }
         return "TLS with " + who + " failed: " + ex.getMessage() + (null != c.tls && !c.tls.handshakeDone() ?
             " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
