@@ -4,8 +4,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One member's counters and gauges, written by the member's thread and read by any other (the metrics endpoint).
- * Single writer: each value is written with a release store and read with an acquire load; no lock, no allocation,
- * one array. Gauges are set once per duty cycle; counters are bumped where the event happens.
+ * Single writer per value: each value is written with a release store and read with an acquire load; no lock, no
+ * allocation, one array. Gauges are set once per duty cycle; counters are bumped where the event happens. The one
+ * value kept outside the member thread, {@link #TLS_CERTIFICATE_EXPIRY}, is written only by the metrics endpoint's
+ * thread, as it serves a scrape.
  * <p>
  * Names and help text are what {@code /metrics} prints (Prometheus text format); {@link #COUNTER} marks the monotonic
  * ones (printed as {@code counter}, the rest as {@code gauge}).
