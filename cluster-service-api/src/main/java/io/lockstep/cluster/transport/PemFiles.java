@@ -30,8 +30,32 @@ final class PemFiles
     /** Key algorithms tried in turn: PKCS#8 says which, but the JDK has no public parser for it. */
     private static final String[] KEY_ALGORITHMS = { "EC", "RSA", "Ed25519", "Ed448" };
 
+    /** Far more than any chain or key: a file this long is not one, and reading it would cost the member's heap. */
+    static final int MAX_FILE_BYTES = 1024 * 1024;
+    private static final int MIN_RSA_BITS = 2048;
+
     private PemFiles()
     {
+    }
+
+    /**
+     * @return the file's bytes, read only if it is a regular file of at most {@value #MAX_FILE_BYTES} bytes: a named
+     * pipe would block the reading thread, a huge file would fill its heap.
+     * @throws IOException naming the file and what it is instead.
+     */
+    static byte[] read(final Path file) throws IOException
+    {
+        if (!Files.isRegularFile(file))
+        {
+            throw new IOException(file + " not found (or not a regular file)");
+        }
+        final long size = Files.size(file);
+        if (size > MAX_FILE_BYTES)
+        {
+            throw new IOException(file + " is " + size + " bytes: too long for a certificate or key file (at most " +
+                MAX_FILE_BYTES + ")");
+        }
+        return Files.readAllBytes(file);
     }
 
     /**
@@ -40,7 +64,7 @@ final class PemFiles
      */
     static List<X509Certificate> certificates(final Path file) throws IOException
     {
-        final byte[] bytes = Files.readAllBytes(file);
+        final byte[] bytes = read(file);
         final List<X509Certificate> certificates = new ArrayList<>();
         try
         {
@@ -67,7 +91,7 @@ final class PemFiles
      */
     static PrivateKey privateKey(final Path file) throws IOException
     {
-        final String text = Files.readString(file, StandardCharsets.US_ASCII);
+        final String text = new String(read(file), StandardCharsets.US_ASCII);
         final int begin = text.indexOf(KEY_BEGIN);
         final int end = text.indexOf(KEY_END);
         if (begin < 0 || end < begin)
@@ -111,6 +135,11 @@ final class PemFiles
     static void checkPair(final PrivateKey key, final X509Certificate certificate, final Path keyFile,
         final Path certificateFile) throws IOException
     {
+        if (key instanceof java.security.interfaces.RSAKey rsa && rsa.getModulus().bitLength() < MIN_RSA_BITS)
+        {
+            throw new IOException(keyFile + " holds an RSA key of " + rsa.getModulus().bitLength() + " bits: at least " +
+                MIN_RSA_BITS + ", or an EC key");
+        }
         final String algorithm = switch (key.getAlgorithm())
         {
             case "EC" -> "SHA256withECDSA";

@@ -698,8 +698,8 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < all.size(); i++)
         {
             final TcpConnection c = all.get(i);
-            if (c.holdsHandshakeSlot && (null == oldest || isSilent(c) != isSilent(oldest) ? isSilent(c) :
-                c.handshakeDeadlineNs < oldest.handshakeDeadlineNs))
+            if (c.holdsHandshakeSlot && (null == oldest || (isSilent(c) != isSilent(oldest) ? isSilent(c) :
+                c.handshakeDeadlineNs < oldest.handshakeDeadlineNs)))
             {
                 oldest = c;
             }
@@ -721,7 +721,7 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
-        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !tls.takeHandshakeRead(c))
+        if (c.connectTo < 0 && null != c.tls && !c.tls.answered() && !tls.takeHandshakeRead(c))
         {
             return;
         }

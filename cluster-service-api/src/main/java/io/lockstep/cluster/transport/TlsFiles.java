@@ -61,13 +61,6 @@ public final class TlsFiles
         this.certificateFile = certificateFile;
         this.keyFile = keyFile;
         this.trustFile = Objects.requireNonNull(trustFile, "trustFile");
-        for (final Path file : new Path[]{ certificateFile, keyFile, trustFile })
-        {
-            if (null != file && !Files.isRegularFile(file))
-            {
-                throw new IOException(file + " not found (or not a file)");
-            }
-        }
         this.lastStamp = stamp();
         this.loaded = load();
     }
@@ -236,7 +229,7 @@ public final class TlsFiles
         {
             if (null != file)
             {
-                digest.update(Files.readAllBytes(file));
+                digest.update(PemFiles.read(file));
                 digest.update((byte)0);
             }
         }

@@ -31,6 +31,12 @@ final class TlsLink
 {
     /** Records encrypted per flush before the socket is written: a burst of small messages becomes few writes. */
     private static final int RECORDS_OUT = 2;
+    /**
+     * Handshake messages (key updates asking for one back) the peer may send while this side's answer is still
+     * unsent. The engine keeps a new cipher state for each until it is written: a peer that sends them and never
+     * reads would otherwise grow this member's memory without bound. A genuine peer asks once per 2^37 bytes.
+     */
+    static final int MAX_UNANSWERED = 16;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final SSLEngine engine;
@@ -46,6 +52,10 @@ final class TlsLink
     private boolean handshakeDone;
     /** A handshake message after the initial handshake (a key update) waits to be written. */
     private boolean wrapPending;
+    /** Records that asked for nothing but an answer while one was still pending: a flood, past a few. */
+    private int unanswered;
+    /** This side has written its first handshake flight: an accepting side has done its costly step. */
+    private boolean answered;
 
     /**
      * @throws SSLException if the engine will not begin a handshake (TLS 1.3 disabled in this JVM's security
@@ -70,6 +80,15 @@ final class TlsLink
     void takeFirstBytes(final ByteBuffer firstBytes)
     {
         netIn.put(firstBytes);
+    }
+
+    /**
+     * @return true once this side wrote its first handshake flight: for the accepting side, the key exchange and
+     * signature, a millisecond of CPU, are behind it, and what remains of the handshake is cheap.
+     */
+    boolean answered()
+    {
+        return answered;
     }
 
     /** @return true once the initial handshake is done: the transport's own bytes may flow. */
@@ -142,7 +161,7 @@ final class TlsLink
                 // The peer's close_notify: the end of the stream, as a socket's close is in the clear.
                 return added > 0 ? added : -1;
             }
-            afterPostHandshakeStep(channel, result.getHandshakeStatus());
+            afterPostHandshakeStep(channel, result);
             added += drainPlain(plain);
             if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
             {
@@ -224,10 +243,16 @@ final class TlsLink
     }
 
     /** After a record decrypted past the initial handshake: a task to run, or a message to answer. */
-    private void afterPostHandshakeStep(final SocketChannel channel, final SSLEngineResult.HandshakeStatus status)
+    private void afterPostHandshakeStep(final SocketChannel channel, final SSLEngineResult result)
         throws IOException
     {
-        SSLEngineResult.HandshakeStatus next = status;
+        SSLEngineResult.HandshakeStatus next = result.getHandshakeStatus();
+        if (wrapPending && 0 == result.bytesProduced() && result.bytesConsumed() > 0 &&
+            ++unanswered > MAX_UNANSWERED)
+        {
+            throw new SSLException("the peer sent more than " + MAX_UNANSWERED + " handshake messages (key updates) " +
+                "while the answer to the first was still unsent: a flood");
+        }
         if (SSLEngineResult.HandshakeStatus.NEED_TASK == next)
         {
             runTasks();
@@ -264,6 +289,7 @@ final class TlsLink
             }
             wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
         }
+        unanswered = 0;
         writeNet(channel);
         return true;
     }
@@ -287,6 +313,7 @@ final class TlsLink
                         }
                     }
                     final SSLEngineResult result = engine.wrap(EMPTY, netOut);
+                    answered = true;
                     writeNet(channel);
                     if (SSLEngineResult.Status.CLOSED == result.getStatus())
                     {

@@ -394,6 +394,137 @@ class TcpTransportTlsTest
     }
 
     @Test
+    void connectionsInTheirTlsHandshakeOrWaitingForAProofCountAgainstTheHandshakeBound() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS))
+            .limits(new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26));
+        final byte[] hello = clientHello(trustingContext(certs));
+        final byte[][] openings = {
+            { 0x16, 0x03 },
+            hello,
+            clientHelloFrame(true),
+        };
+        for (final byte[] opening : openings)
+        {
+            final List<java.net.Socket> sockets = new ArrayList<>();
+            try
+            {
+                for (int i = 0; i < 20; i++)
+                {
+                    final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                    sockets.add(socket);
+                    socket.getOutputStream().write(opening);
+                    pump(m);
+                }
+                final long deadline = System.nanoTime() + TIMEOUT_NS;
+                while (closed(sockets) < 12)
+                {
+                    assertTrue(System.nanoTime() < deadline, "closed " + closed(sockets) + " of 20 with room for " +
+                        "8 handshakes; " + problems);
+                    pump(m);
+                }
+            }
+            finally
+            {
+                for (final java.net.Socket socket : sockets)
+                {
+                    socket.close();
+                }
+            }
+        }
+        assertTrue(problems.stream().anyMatch(p -> p.contains("evicted: 8 connections were in their handshake")),
+            problems.toString());
+    }
+
+    @Test
+    void aPeerThatFloodsKeyUpdatesAndNeverReadsIsClosed() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+            .createSocket())
+        {
+            socket.setReceiveBufferSize(4096);
+            socket.setSoLinger(true, 0);
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            final Thread flood = new Thread(() ->
+            {
+                try
+                {
+                    socket.startHandshake();
+                    socket.getOutputStream().write(clientHelloFrame());
+                    socket.getOutputStream().flush();
+                    // Each call on an open TLS 1.3 link sends a key update that asks for one back; nothing is read.
+                    for (int i = 0; i < 1_000_000; i++)
+                    {
+                        socket.startHandshake();
+                    }
+                }
+                catch (final IOException ex)
+                {
+                    // Closed by the member: what the test waits for.
+                }
+            });
+            flood.setDaemon(true);
+            flood.start();
+            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("handshake messages (key updates)")), m);
+            flood.join(TimeUnit.SECONDS.toMillis(10));
+        }
+        final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
+        pumpUntil(() -> 1 == m.clientConnections(), m, client);
+    }
+
+    /** A plain client's Hello, framed: what a client says first, inside its TLS link. */
+    private static byte[] clientHelloFrame()
+    {
+        return clientHelloFrame(false);
+    }
+
+    /** @param tool true: a tool's Hello, which asks to prove the tool secret (and then has the member wait). */
+    private static byte[] clientHelloFrame(final boolean tool)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new io.lockstep.cluster.codecs.HelloEncoder()
+            .wrapAndApplyHeader(buffer, 4, new MessageHeaderEncoder()).memberId(-1).segmentLength(0)
+            .authenticate(tool ? io.lockstep.cluster.codecs.BooleanFlag.TRUE : io.lockstep.cluster.codecs.BooleanFlag.FALSE)
+            .putNonce(new byte[16], 0, 16).encodedLength();
+        buffer.putInt(0, length, java.nio.ByteOrder.LITTLE_ENDIAN);
+        final byte[] frame = new byte[4 + length];
+        buffer.getBytes(0, frame);
+        return frame;
+    }
+
+    private static int closed(final List<java.net.Socket> sockets) throws IOException
+    {
+        int closed = 0;
+        for (final java.net.Socket socket : sockets)
+        {
+            socket.setSoTimeout(1);
+            try
+            {
+                while (true)
+                {
+                    if (socket.getInputStream().read() < 0)
+                    {
+                        closed++;
+                        break;
+                    }
+                }
+            }
+            catch (final java.net.SocketTimeoutException ex)
+            {
+                // Open, and nothing (more) to read.
+            }
+            catch (final java.net.SocketException ex)
+            {
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    @Test
     void aTlsPeerOfAMemberWithoutTlsFilesIsToldWhy() throws IOException
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
@@ -428,6 +559,30 @@ class TcpTransportTlsTest
         pumpUntil(() -> 2 == m.clientConnections(), m, before, during);
         during.close();
         pumpUntil(() -> 1 == m.clientConnections(), m, before);
+
+        // A trust file replaced by something that is not a certificate file at all: reported without reading it.
+        final Path oversized = live.resolve("oversized.pem");
+        try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(oversized.toFile(), "rw"))
+        {
+            file.setLength(PemFiles.MAX_FILE_BYTES + 1);
+        }
+        final Path trustFile = live.resolve(DevCertificates.AUTHORITY);
+        final Path saved = live.resolve("ca.saved");
+        Files.move(trustFile, saved);
+        Files.move(oversized, trustFile);
+        for (int i = 0; i < 2; i++)
+        {
+            clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
+            pump(m, before);
+        }
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("too long for a certificate or key file")), m,
+            before);
+        Files.delete(trustFile);
+        Files.createDirectory(trustFile);
+        clockOffsetNs += TimeUnit.SECONDS.toNanos(TlsFiles.RECHECK_SECONDS + 1);
+        pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("not found (or not a regular file)")), m, before);
+        Files.delete(trustFile);
+        Files.move(saved, trustFile);
 
         // The new authority's files, renamed in: the next connection is served with them, the open one stays.
         for (final String name : List.of(DevCertificates.AUTHORITY, DevCertificates.CERTIFICATE, DevCertificates.KEY))
