@@ -146,16 +146,7 @@ final class TlsLink
         int added = drainPlain(plain);
         while (handshakeDone && netIn.position() > 0 && 0 == plainIn.position())
         {
-            netIn.flip();
-            final SSLEngineResult result;
-            try
-            {
-                result = engine.unwrap(netIn, plainIn);
-            }
-            finally
-            {
-                netIn.compact();
-            }
+            final SSLEngineResult result = unwrap();
             if (SSLEngineResult.Status.CLOSED == result.getStatus())
             {
                 // The peer's close_notify: the end of the stream, as a socket's close is in the clear.
@@ -322,16 +313,7 @@ final class TlsLink
                 }
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN ->
                 {
-                    netIn.flip();
-                    final SSLEngineResult result;
-                    try
-                    {
-                        result = engine.unwrap(netIn, plainIn);
-                    }
-                    finally
-                    {
-                        netIn.compact();
-                    }
+                    final SSLEngineResult result = unwrap();
                     if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
                     {
                         refuseIfNoRoom();
@@ -353,6 +335,20 @@ final class TlsLink
                     return;
                 }
             }
+        }
+    }
+
+    /** One record from netIn (as much of it as is there) into plainIn; netIn keeps what is left. */
+    private SSLEngineResult unwrap() throws SSLException
+    {
+        netIn.flip();
+        try
+        {
+            return engine.unwrap(netIn, plainIn);
+        }
+        finally
+        {
+            netIn.compact();
         }
     }
 
