@@ -32,6 +32,7 @@ public final class StandbyNode
 
     public static void main(final String[] args) throws Exception
     {
+        io.lockstep.consensus.node.TlsSettings.restrictKeyExchangeGroups();
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
         if (args.length != 2 || !"--config".equals(args[0]))
         {

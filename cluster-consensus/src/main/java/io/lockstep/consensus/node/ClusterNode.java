@@ -343,6 +343,7 @@ public final class ClusterNode implements AutoCloseable
 
     public static void main(final String[] args) throws Exception
     {
+        TlsSettings.restrictKeyExchangeGroups();
         if (args.length != 2 || !"--config".equals(args[0]))
         {
             System.err.println("usage: lockstep node --config FILE   (keys can be overridden with -Dkey=value)");

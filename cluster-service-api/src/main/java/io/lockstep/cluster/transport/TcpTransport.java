@@ -721,7 +721,7 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
-        if (c.connectTo < 0 && null != c.tls && !c.tls.answered() && !tls.takeHandshakeRead(c))
+        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !tls.takeHandshakeRead(c))
         {
             return;
         }

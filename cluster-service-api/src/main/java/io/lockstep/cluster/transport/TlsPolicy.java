@@ -18,12 +18,12 @@ import javax.net.ssl.SSLException;
 final class TlsPolicy
 {
     /**
-     * Reads of accepted connections that have not had this side's first TLS flight yet, per poll. Answering a
-     * ClientHello (the key exchange and signature) takes about a millisecond of this thread's CPU: without a bound,
-     * 256 clients reconnecting to a new leader, or a flood of handshakes, would hold the member's thread for hundreds
-     * of milliseconds in one poll, long enough to miss heartbeats. The rest wait for the next polls, in order. What
-     * follows the answer (the peer's Finished) is cheap and not held back, so a handshake once begun completes. The
-     * queue is bounded by the handshake slots ({@link ConnectionLimits#maxHandshakes()}).
+     * Reads of accepted connections still in their TLS handshake, per poll. Answering a ClientHello (the key exchange
+     * and signature) takes about a millisecond of this thread's CPU: without a bound, 256 clients reconnecting to a
+     * new leader, or a flood of handshakes, would hold the member's thread for hundreds of milliseconds in one poll,
+     * long enough to miss heartbeats. The rest wait for the next polls, in order. Every read until the handshake is
+     * done counts, not only the first: a first ClientHello answered by a cheap retry request is followed by the
+     * costly one. The queue is bounded by the handshake slots ({@link ConnectionLimits#maxHandshakes()}).
      */
     static final int HANDSHAKE_READS_PER_POLL = 2;
     /** A TLS record's first two bytes when it carries a handshake: content type 22, major version 3. */
