@@ -54,8 +54,6 @@ final class TlsLink
     private boolean wrapPending;
     /** Records that asked for nothing but an answer while one was still pending: a flood, past a few. */
     private int unanswered;
-    /** This side has written its first handshake flight: an accepting side has done its costly step. */
-    private boolean answered;
 
     /**
      * @throws SSLException if the engine will not begin a handshake (TLS 1.3 disabled in this JVM's security
@@ -80,15 +78,6 @@ final class TlsLink
     void takeFirstBytes(final ByteBuffer firstBytes)
     {
         netIn.put(firstBytes);
-    }
-
-    /**
-     * @return true once this side wrote its first handshake flight: for the accepting side, the key exchange and
-     * signature, a millisecond of CPU, are behind it, and what remains of the handshake is cheap.
-     */
-    boolean answered()
-    {
-        return answered;
     }
 
     /** @return true once the initial handshake is done: the transport's own bytes may flow. */
@@ -304,7 +293,6 @@ final class TlsLink
                         }
                     }
                     final SSLEngineResult result = engine.wrap(EMPTY, netOut);
-                    answered = true;
                     writeNet(channel);
                     if (SSLEngineResult.Status.CLOSED == result.getStatus())
                     {
