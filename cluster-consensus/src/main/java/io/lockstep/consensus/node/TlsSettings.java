@@ -95,10 +95,12 @@ public record TlsSettings(TlsFiles files, Set<LinkClass> links)
      */
     void checkMember(final String source) throws NodeConfig.ConfigException
     {
-        if ((!links.isEmpty() || null != files) && (null == files || !files.hasIdentity()))
+        // parse() gives links only with files, so a member without its own certificate is the one case.
+        if (null != files && !files.hasIdentity())
         {
-            throw new NodeConfig.ConfigException(source + ": TLS (" + LINKS + "=" + linkNames() + ", " + TRUST_FILE +
-                " set) needs this member's " + CERTIFICATE_FILE + " and " + KEY_FILE + ": peers check who it is");
+            throw new NodeConfig.ConfigException(source + ": TLS (" + LINKS + "=" + linkNames() + ") needs this " +
+                "member's " + CERTIFICATE_FILE + " and " + KEY_FILE + ", not only " + TRUST_FILE + ": peers check " +
+                "who it is");
         }
     }
 

@@ -687,8 +687,8 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Make room for one more accepted connection by closing the one that has waited longest without saying Hello, or
-     * if every one has, the one longest in its handshake. A peer that says Hello at once, as members, tools and
+     * Make room for one more accepted connection by closing the oldest silent one (no Hello and no TLS handshake
+     * begun: see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that says Hello at once, as members, tools and
      * clients do, is past this stage before the silent ones queued around it: refusing new connections instead
      * would lock out a reconnecting member for as long as a flood lasts.
      */

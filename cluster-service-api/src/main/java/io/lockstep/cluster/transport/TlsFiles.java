@@ -185,8 +185,9 @@ public final class TlsFiles
             LOGGER.log(System.Logger.Level.INFO, "TLS files reloaded: new connections use " + describe());
             return null;
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
+            // Anything the files make the JDK throw is about the files: it must not leave the member's poll.
             if (!stamp.equals(failedStamp))
             {
                 // Perhaps caught between renaming the certificate and renaming its key: look again next time.

@@ -52,7 +52,7 @@ final class TlsLink
     private boolean handshakeDone;
     /** A handshake message after the initial handshake (a key update) waits to be written. */
     private boolean wrapPending;
-    /** Records that asked for nothing but an answer while one was still pending: a flood, past a few. */
+    /** Records that carried no data (key updates, mostly) while a handshake message of ours was unsent. */
     private int unanswered;
 
     /**
@@ -122,7 +122,7 @@ final class TlsLink
 
     /**
      * Decrypt what is already read into {@code plain}, without reading the socket: for when the read buffer was full
-     * and the transport has since made room, or the handshake finished on the write side.
+     * and the transport has since made room.
      *
      * @return the decrypted bytes added to {@code plain}, or -1 once the peer closed the link.
      */
@@ -140,6 +140,11 @@ final class TlsLink
             {
                 // The peer's close_notify: the end of the stream, as a socket's close is in the clear.
                 return added > 0 ? added : -1;
+            }
+            if (SSLEngineResult.Status.BUFFER_OVERFLOW == result.getStatus())
+            {
+                // plainIn is empty here, and holds any record TLS allows: the peer declared a longer one.
+                throw new SSLException("a TLS record longer than " + plainIn.capacity() + " bytes of data");
             }
             afterPostHandshakeStep(channel, result);
             added += drainPlain(plain);
@@ -209,6 +214,10 @@ final class TlsLink
                 }
                 // This side's own key update: the engine writes it on the next wrap; kept pending if none comes.
                 wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
+                if (!wrapPending)
+                {
+                    unanswered = 0;
+                }
             }
             if (!writeNet(channel))
             {
@@ -267,6 +276,12 @@ final class TlsLink
             {
                 throw new SSLException("the TLS link closed while answering the peer's handshake message");
             }
+            if (SSLEngineResult.Status.OK != result.getStatus())
+            {
+                // The engine wants more room than a record of ours: wait for the socket to take what is queued.
+                refuseIfStuck();
+                return false;
+            }
             wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
         }
         unanswered = 0;
@@ -297,6 +312,11 @@ final class TlsLink
                     if (SSLEngineResult.Status.CLOSED == result.getStatus())
                     {
                         throw new SSLException("the TLS handshake was refused");
+                    }
+                    if (SSLEngineResult.Status.OK != result.getStatus())
+                    {
+                        refuseIfStuck();
+                        return;
                     }
                 }
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN ->
@@ -359,6 +379,19 @@ final class TlsLink
         if (!netIn.hasRemaining())
         {
             throw new SSLException("a TLS record longer than " + netIn.capacity() + " bytes");
+        }
+    }
+
+    /**
+     * A wrap found no room with nothing queued: the engine asks for more than any record of ours needs, and would
+     * ask again on every poll.
+     */
+    private void refuseIfStuck() throws SSLException
+    {
+        if (0 == netOut.position())
+        {
+            throw new SSLException("the TLS engine asks for more room than a record needs (" +
+                engine.getSession().getPacketBufferSize() + " bytes)");
         }
     }
 
