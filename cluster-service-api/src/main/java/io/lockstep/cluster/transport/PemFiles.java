@@ -2,6 +2,7 @@ package io.lockstep.cluster.transport;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +41,9 @@ final class PemFiles
 
     /**
      * @return the file's bytes, read only if it is a regular file of at most {@value #MAX_FILE_BYTES} bytes: a named
-     * pipe would block the reading thread, a huge file would fill its heap.
+     * pipe would block the reading thread, a huge file would fill its heap. The length is bounded by the read
+     * itself; the regular-file check comes before the open, so a pipe swapped in between the two could still block
+     * it, but only someone who can already write the member's key can do that.
      * @throws IOException naming the file and what it is instead.
      */
     static byte[] read(final Path file) throws IOException
@@ -49,13 +52,18 @@ final class PemFiles
         {
             throw new IOException(file + " not found (or not a regular file)");
         }
-        final long size = Files.size(file);
-        if (size > MAX_FILE_BYTES)
+        // Read through one handle, at most one byte past the bound: a file swapped for a longer one after the
+        // check above still costs no more than the bound.
+        try (InputStream in = Files.newInputStream(file))
         {
-            throw new IOException(file + " is " + size + " bytes: too long for a certificate or key file (at most " +
-                MAX_FILE_BYTES + ")");
+            final byte[] bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+            if (bytes.length > MAX_FILE_BYTES)
+            {
+                throw new IOException(file + " is over " + MAX_FILE_BYTES + " bytes: too long for a certificate " +
+                    "or key file");
+            }
+            return bytes;
         }
-        return Files.readAllBytes(file);
     }
 
     /**

@@ -687,10 +687,10 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Make room for one more accepted connection by closing the oldest silent one (no Hello and no TLS handshake
-     * begun: see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that says Hello at once, as members, tools and
-     * clients do, is past this stage before the silent ones queued around it: refusing new connections instead
-     * would lock out a reconnecting member for as long as a flood lasts.
+     * Make room for one more accepted connection by closing the oldest silent one (no Hello and no whole TLS record:
+     * see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that says Hello at once,
+     * as members, tools and clients do, is past this stage before the silent ones queued around it: refusing new
+     * connections instead would lock out a reconnecting member for as long as a flood lasts.
      */
     private void evictOldestHandshake()
     {
@@ -711,17 +711,19 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Accepted and has said nothing yet: no Hello, and no TLS handshake begun. A connection in its TLS handshake,
-     * perhaps queued for this member's own share of handshake work, has spoken, and is not evicted before these.
+     * Accepted and has said nothing whole yet: no Hello, and not one whole TLS record. A connection that sent a TLS
+     * record, perhaps queued for this member's own share of handshake work, has spoken, and is not evicted before
+     * these; one that sent only a record's first bytes has not (a flood of those would otherwise keep a restarting
+     * member's connection the oldest that spoke, and evict it).
      */
     private static boolean isSilent(final TcpConnection c)
     {
-        return TcpConnection.Stage.AWAIT_HELLO == c.stage && null == c.tls;
+        return TcpConnection.Stage.AWAIT_HELLO == c.stage && (null == c.tls || !c.tls.spoke());
     }
 
     private void read(final TcpConnection c)
     {
-        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !tls.takeHandshakeRead(c))
+        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !mayWorkOnHandshake(c))
         {
             return;
         }
@@ -758,6 +760,31 @@ public final class TcpTransport implements Transport
         }
         // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room.
         while (readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining());
+    }
+
+    /**
+     * An accepted connection in its TLS handshake: take what the socket has, and spend one of this poll's handshake
+     * reads on it only once a whole record is there. A peer that sends a record a byte at a time costs no share,
+     * and, holding no whole record, stays among the first to be evicted ({@link #isSilent}).
+     *
+     * @return true if the engine may work on the connection now.
+     */
+    private boolean mayWorkOnHandshake(final TcpConnection c)
+    {
+        try
+        {
+            if (c.tls.readSocket(c.channel) < 0)
+            {
+                disconnect(c, closedReason(c));
+                return false;
+            }
+        }
+        catch (final IOException ex)
+        {
+            disconnect(c, null);
+            return false;
+        }
+        return c.tls.holdsWholeRecord() && tls.takeHandshakeRead(c);
     }
 
     /**
@@ -825,7 +852,7 @@ public final class TcpTransport implements Transport
         c.readBuffer.flip();
         c.tls.takeFirstBytes(c.readBuffer);
         c.readBuffer.clear();
-        return tls.takeHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
+        return c.tls.holdsWholeRecord() && tls.takeHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
     }
 
     /**

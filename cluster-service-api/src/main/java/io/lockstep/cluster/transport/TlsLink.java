@@ -37,6 +37,20 @@ final class TlsLink
      * reads would otherwise grow this member's memory without bound. A genuine peer asks once per 2^37 bytes.
      */
     static final int MAX_UNANSWERED = 16;
+    /**
+     * Records without data (key updates, session tickets) the peer may send beyond the answers it owes this side's
+     * own key updates. Each costs this side a key derivation and often an answer (about 25 us, twenty times the
+     * decryption of a 1 KiB record), so they are paid for by what gives a genuine peer cause to send one: a record of
+     * ours (a peer whose key limit for this side's records is reached asks for new keys on each of them until ours
+     * arrive), and {@value #DATA_PER_QUIET_RECORD} bytes of the peer's data (its own key limit). A connection starts
+     * with {@value #QUIET_RECORD_BURST} and saves at most {@value #QUIET_RECORD_SAVED}. A genuine peer renews its keys
+     * once per 2^37 bytes (the JDK's limit for AES-GCM); one that sends key updates as fast as it can is cut off.
+     */
+    static final int QUIET_RECORD_BURST = 16;
+    static final int QUIET_RECORD_SAVED = 256;
+    static final int DATA_PER_QUIET_RECORD = 4096;
+    /** A TLS record's header: type, version, and the length of what follows in its last two bytes. */
+    private static final int RECORD_HEADER_LENGTH = 5;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final SSLEngine engine;
@@ -54,6 +68,15 @@ final class TlsLink
     private boolean wrapPending;
     /** Records that carried no data (key updates, mostly) while a handshake message of ours was unsent. */
     private int unanswered;
+    /** Records without data the peer may still send, besides answers it owes. */
+    private int quietRecordCredit = QUIET_RECORD_BURST;
+    /** This side's key updates that ask for an answer, not yet answered (the JDK asks again on each record while
+     * its key limit is past, so a busy link sends many). */
+    private int answersOwed;
+    /** Data bytes towards the next credit. */
+    private int dataTowardsCredit;
+    /** The engine has taken at least one whole record of the peer's. */
+    private boolean tookRecord;
 
     /**
      * @throws SSLException if the engine will not begin a handshake (TLS 1.3 disabled in this JVM's security
@@ -112,12 +135,49 @@ final class TlsLink
      */
     int read(final SocketChannel channel, final ByteBuffer plain) throws IOException
     {
-        final int read = netIn.hasRemaining() ? channel.read(netIn) : 0;
-        if (read < 0)
+        if (readSocket(channel) < 0)
         {
             return -1;
         }
         return decrypt(channel, plain);
+    }
+
+    /**
+     * Read what the socket has, as far as a record's room allows, and give it to the engine later: no TLS work.
+     *
+     * @return the bytes read, or -1 at the end of the stream.
+     */
+    int readSocket(final SocketChannel channel) throws IOException
+    {
+        return netIn.hasRemaining() ? channel.read(netIn) : 0;
+    }
+
+    /**
+     * @return true if a whole record waits for the engine, or as much of one as this link can ever hold (the engine
+     * then refuses it): until then, giving the bytes to the engine costs a handshake read for nothing.
+     */
+    boolean holdsWholeRecord()
+    {
+        final int held = netIn.position();
+        if (!netIn.hasRemaining())
+        {
+            return true;
+        }
+        if (held < RECORD_HEADER_LENGTH)
+        {
+            return false;
+        }
+        final int length = ((netIn.get(3) & 0xFF) << 8) | (netIn.get(4) & 0xFF);
+        return held >= RECORD_HEADER_LENGTH + length;
+    }
+
+    /**
+     * @return true once the peer has sent at least one whole record: a connection that sent only the first bytes of
+     * one is as silent as one that sent nothing, however long it takes to send the rest.
+     */
+    boolean spoke()
+    {
+        return tookRecord || holdsWholeRecord();
     }
 
     /**
@@ -213,8 +273,14 @@ final class TlsLink
                     throw new SSLException("TLS link closed while writing (" + result.getStatus() + ")");
                 }
                 // This side's own key update: the engine writes it on the next wrap; kept pending if none comes.
+                recordSent();
                 wrapPending = SSLEngineResult.HandshakeStatus.NEED_WRAP == result.getHandshakeStatus();
-                if (!wrapPending)
+                if (wrapPending)
+                {
+                    // This side's own key update (its key limit for its own records): it asks for an answer.
+                    answersOwed++;
+                }
+                else
                 {
                     unanswered = 0;
                 }
@@ -236,6 +302,24 @@ final class TlsLink
         throws IOException
     {
         SSLEngineResult.HandshakeStatus next = result.getHandshakeStatus();
+        if (result.bytesProduced() > 0)
+        {
+            earnQuietRecordCredit(result.bytesProduced());
+            if (SSLEngineResult.HandshakeStatus.NEED_WRAP == next)
+            {
+                // This side's own key update (its key limit for the peer's records): it asks for an answer.
+                answersOwed++;
+            }
+        }
+        else if (result.bytesConsumed() > 0 && answersOwed > 0)
+        {
+            answersOwed--;
+        }
+        else if (result.bytesConsumed() > 0 && --quietRecordCredit < 0)
+        {
+            throw new SSLException("the peer sent records without data (key updates) faster than this side's " +
+                "records and its data give cause for: a flood");
+        }
         if (wrapPending && 0 == result.bytesProduced() && result.bytesConsumed() > 0 &&
             ++unanswered > MAX_UNANSWERED)
         {
@@ -287,6 +371,31 @@ final class TlsLink
         unanswered = 0;
         writeNet(channel);
         return true;
+    }
+
+    /** A record of this side's gives the peer cause for one record without data. */
+    private void recordSent()
+    {
+        if (quietRecordCredit < QUIET_RECORD_SAVED)
+        {
+            quietRecordCredit++;
+        }
+    }
+
+    /** The peer's data: it may renew its keys once per so many bytes, up to the burst. */
+    private void earnQuietRecordCredit(final int dataBytes)
+    {
+        if (quietRecordCredit >= QUIET_RECORD_SAVED)
+        {
+            return;
+        }
+        dataTowardsCredit += dataBytes;
+        if (dataTowardsCredit >= DATA_PER_QUIET_RECORD)
+        {
+            final int earned = dataTowardsCredit / DATA_PER_QUIET_RECORD;
+            dataTowardsCredit -= earned * DATA_PER_QUIET_RECORD;
+            quietRecordCredit = Math.min(QUIET_RECORD_SAVED, quietRecordCredit + earned);
+        }
     }
 
     /** Move the initial handshake as far as the bytes in hand allow. */
@@ -352,7 +461,9 @@ final class TlsLink
         netIn.flip();
         try
         {
-            return engine.unwrap(netIn, plainIn);
+            final SSLEngineResult result = engine.unwrap(netIn, plainIn);
+            tookRecord |= result.bytesConsumed() > 0;
+            return result;
         }
         finally
         {

