@@ -52,14 +52,17 @@ public interface ClusteredService
     /**
      * A message the service itself offered into the log ({@link Cluster#offer}), applied once on every member, in
      * the order offered, whichever leader appended it. Its own callback, so that no service can mistake it for a
-     * client's message.
+     * client's message. A default that ignores it, so that a service that never offers one need not say so (and a
+     * service written before this callback existed still compiles); a service that offers must override it.
      *
      * @param timestamp log time of the entry.
      * @param buffer    holding the message; valid only during the call.
      * @param offset    index of the message.
      * @param length    length of the message.
      */
-    void onServiceMessage(long timestamp, DirectBuffer buffer, int offset, int length);
+    default void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+    {
+    }
 
     /**
      * A timer the service scheduled has fired (a log entry the leader appended at the deadline).

@@ -20,10 +20,13 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import io.lockstep.cluster.ClusteredService;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * One member as a process: {@code bin/lockstep node --config FILE}. Opens (and recovers) the log and the election
@@ -57,7 +60,11 @@ public final class ClusterNode implements AutoCloseable
     private volatile Throwable fatal;
     private volatile String removedReason;
 
-    private ClusterNode(final NodeConfig config)
+    /**
+     * @param serviceFactory makes the service (at start, and again each time a snapshot is installed), or null for
+     *                       a member that runs consensus only.
+     */
+    private ClusterNode(final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
     {
         this.config = config;
         try
@@ -117,8 +124,8 @@ public final class ClusterNode implements AutoCloseable
         consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
             null == raftLog.promiseLost() ? 0 : 1);
         final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
-        agent = null == config.serviceClass() ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
-            transport, raftLog, () -> newService(config.serviceClass()), new FileSnapshotStorage(config.dataDir()),
+        agent = null == serviceFactory ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
+            transport, raftLog, serviceFactory::get, new FileSnapshotStorage(config.dataDir()),
             new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
                 config.snapshotKeep(), new SystemNanoClock()),
             TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
@@ -294,18 +301,45 @@ public final class ClusterNode implements AutoCloseable
     }
 
     /**
-     * Start a member.
+     * @return a builder for a member started from code, in this process: no properties file, the service handed over
+     * as a factory. See {@link ClusterNodeBuilder}.
+     */
+    public static ClusterNodeBuilder builder()
+    {
+        return new ClusterNodeBuilder();
+    }
+
+    /**
+     * Start a member that runs the service its configuration names ({@code lockstep.service}), or consensus only.
      *
      * @param config its configuration.
      * @return the running member.
      */
     public static ClusterNode start(final NodeConfig config)
     {
+        return start(config, null == config.serviceClass() ? null : () -> newService(config.serviceClass()));
+    }
+
+    /**
+     * Start a member.
+     *
+     * @param config         its configuration.
+     * @param serviceFactory makes the service: once at start, and again each time a snapshot is installed (a new
+     *                       instance each call); null for a member that runs consensus only.
+     * @return the running member.
+     */
+    public static ClusterNode start(final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
+    {
+        final String jit = JitSettings.warning();
+        if (null != jit)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), jit);
+        }
         PreloadedClasses.load();
         // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
         // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).
         RolloverRehearsal.run();
-        return new ClusterNode(config);
+        return new ClusterNode(config, serviceFactory);
     }
 
     /**

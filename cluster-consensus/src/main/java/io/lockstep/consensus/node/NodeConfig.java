@@ -167,6 +167,17 @@ public record NodeConfig(
 
     static NodeConfig parse(final String source, final Properties p) throws ConfigException
     {
+        return parse(source, p, SecuritySettings.Given.NONE, false);
+    }
+
+    /**
+     * @param given        what was handed over as objects in place of keys (see {@link ClusterNodeBuilder}).
+     * @param serviceGiven a service factory was handed over in place of {@link #SERVICE}.
+     */
+    static NodeConfig parse(
+        final String source, final Properties p, final SecuritySettings.Given given, final boolean serviceGiven)
+        throws ConfigException
+    {
         final int memberId = intValue(source, p, MEMBER_ID, null);
         final List<Member> members = parseMembers(source, required(source, p, MEMBERS));
         final Path dataDir = Path.of(required(source, p, DATA_DIR));
@@ -175,6 +186,11 @@ public record NodeConfig(
         final int segmentLength = intValue(source, p, SEGMENT_LENGTH, ArchiveLogConfig.DEFAULT_SEGMENT_LENGTH);
         final int maxBatch = intValue(source, p, MAX_BATCH, ArchiveLogConfig.DEFAULT_MAX_BATCH_LENGTH);
         final String service = p.getProperty(SERVICE, "").trim();
+        if (serviceGiven && !service.isEmpty())
+        {
+            throw new ConfigException(source + ": " + SERVICE + " is set and service(...) was given too: say which " +
+                "one, not both");
+        }
         final int sessionTimeoutMs = intValue(source, p, SESSION_TIMEOUT_MS, 10_000);
         if (sessionTimeoutMs < 100)
         {
@@ -241,17 +257,17 @@ public record NodeConfig(
         }
         return new NodeConfig(memberId, members, dataDir, profile, policy, segmentLength, maxBatch,
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metrics,
-            SecuritySettings.parse(source, configDirectory(source), p),
+            SecuritySettings.parse(source, configDirectory(source), p, given),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),
-            IdleSettings.parse(source, p), threading(source, p, service), purgeDelayMs);
+            IdleSettings.parse(source, p), threading(source, p, serviceGiven || !service.isEmpty()), purgeDelayMs);
     }
 
-    private static ThreadingSettings threading(final String source, final Properties p, final String service)
+    private static ThreadingSettings threading(final String source, final Properties p, final boolean service)
         throws ConfigException
     {
         final ThreadingSettings threading = ThreadingSettings.parse(source, p);
-        if (threading.dedicated() && service.isEmpty())
+        if (threading.dedicated() && !service)
         {
             throw new ConfigException(source + ": " + ThreadingSettings.THREADING + "=dedicated needs a service (" +
                 SERVICE + "): a member without one has no service thread to run");

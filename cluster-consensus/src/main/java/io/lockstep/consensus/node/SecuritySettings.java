@@ -85,18 +85,57 @@ public record SecuritySettings(
     public static final SecuritySettings OPEN = new SecuritySettings(null, null, ClientAuthenticator.ACCEPT_ALL,
         ConnectionLimits.DEFAULTS, SessionLimits.DEFAULTS, TlsSettings.NONE, List.of());
 
+    /**
+     * What a member started from code was handed as objects rather than named in keys (see {@link ClusterNodeBuilder}):
+     * each, where not null, takes the place of its key, which must then be unset.
+     *
+     * @param secret        in place of {@link #SECRET_FILE}.
+     * @param toolSecret    in place of {@link #TOOL_SECRET_FILE}.
+     * @param authenticator in place of {@link #CLIENT_AUTHENTICATOR}.
+     */
+    record Given(ClusterSecret secret, ClusterSecret toolSecret, ClientAuthenticator authenticator)
+    {
+        static final Given NONE = new Given(null, null, null);
+
+        void refuseKeysBeside(final String source, final Properties p) throws NodeConfig.ConfigException
+        {
+            refuseBoth(source, p, secret, SECRET_FILE, "secret");
+            refuseBoth(source, p, toolSecret, TOOL_SECRET_FILE, "toolSecret");
+            refuseBoth(source, p, authenticator, CLIENT_AUTHENTICATOR, "authenticator");
+        }
+
+        private static void refuseBoth(
+            final String source, final Properties p, final Object given, final String key, final String method)
+            throws NodeConfig.ConfigException
+        {
+            if (null != given && !p.getProperty(key, "").trim().isEmpty())
+            {
+                throw new NodeConfig.ConfigException(source + ": " + key + " is set and " + method + "(...) was " +
+                    "given too: say which one, not both");
+            }
+        }
+    }
+
     static SecuritySettings parse(final String source, final Path configDir, final Properties p)
         throws NodeConfig.ConfigException
     {
+        return parse(source, configDir, p, Given.NONE);
+    }
+
+    static SecuritySettings parse(final String source, final Path configDir, final Properties p, final Given given)
+        throws NodeConfig.ConfigException
+    {
+        given.refuseKeysBeside(source, p);
         final List<String> warnings = new ArrayList<>();
-        ClusterSecret secret = null;
+        ClusterSecret secret = given.secret();
         final String secretFile = p.getProperty(SECRET_FILE, "").trim();
-        if (secretFile.isEmpty())
+        // A secret handed over in code is the caller's to keep: no file, and no file's permissions to check.
+        if (null == secret && secretFile.isEmpty())
         {
             warnings.add("member authentication is OFF (" + SECRET_FILE + " not set): any process that reaches " +
                 "this member's port can claim to be a member or run tool commands");
         }
-        else
+        else if (null == secret)
         {
             try
             {
@@ -109,11 +148,22 @@ public record SecuritySettings(
             }
         }
         refuseSharedFiles(source, configDir, p);
-        final ClusterSecret toolSecret = toolSecret(source, configDir, p, secretFile, warnings);
-        final String name = p.getProperty(CLIENT_AUTHENTICATOR, "accept-all").trim();
+        final ClusterSecret toolSecret = null != given.toolSecret() ? given.toolSecret() :
+            toolSecret(source, configDir, p, null != secret, warnings);
+        final String name = null != given.authenticator() ? "given" :
+            p.getProperty(CLIENT_AUTHENTICATOR, "accept-all").trim();
         final ClientAuthenticator authenticator;
         switch (name)
         {
+            case "given" ->
+            {
+                authenticator = given.authenticator();
+                if (ClientAuthenticator.ACCEPT_ALL == authenticator)
+                {
+                    warnings.add("client authentication is OFF (authenticator ACCEPT_ALL): every client that " +
+                        "reaches the leader may open a session");
+                }
+            }
             case "accept-all" ->
             {
                 authenticator = ClientAuthenticator.ACCEPT_ALL;
@@ -145,13 +195,13 @@ public record SecuritySettings(
     }
 
     private static ClusterSecret toolSecret(
-        final String source, final Path configDir, final Properties p, final String memberSecretFile,
+        final String source, final Path configDir, final Properties p, final boolean memberSecret,
         final List<String> warnings) throws NodeConfig.ConfigException
     {
         final String file = p.getProperty(TOOL_SECRET_FILE, "").trim();
         if (file.isEmpty())
         {
-            if (!memberSecretFile.isEmpty())
+            if (memberSecret)
             {
                 warnings.add("no tool is trusted (" + TOOL_SECRET_FILE + " not set): tool commands are refused");
             }

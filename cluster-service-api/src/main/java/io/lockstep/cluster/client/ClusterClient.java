@@ -130,6 +130,21 @@ public final class ClusterClient implements AutoCloseable
     }
 
     /**
+     * Start connecting to the cluster; the session opens during later polls ({@link #awaitConnected}).
+     *
+     * @param endpoints the members, {@code id=host:port} comma separated, as in the members' configuration
+     *                  ({@code 0=10.0.1.1:9101,1=10.0.2.1:9101,2=10.0.3.1:9101}): any one will do, followers
+     *                  redirect to the leader.
+     * @param listener  told of each egress message, on the thread that polls.
+     * @return the client.
+     * @throws IllegalArgumentException naming an endpoint that is not {@code id=host:port}.
+     */
+    public static ClusterClient connect(final String endpoints, final EgressListener listener)
+    {
+        return connect(Endpoints.parse(endpoints), listener);
+    }
+
+    /**
      * Start connecting; the session opens during later polls.
      *
      * @param members  the cluster's members (any one will do: followers redirect to the leader).

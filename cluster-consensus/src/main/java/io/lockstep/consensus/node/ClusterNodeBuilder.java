@@ -1,0 +1,261 @@
+package io.lockstep.consensus.node;
+
+import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.ClientAuthenticator;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.transport.ClusterSecret;
+import io.lockstep.consensus.TimeoutProfile;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.function.Supplier;
+
+/**
+ * A member started from code, in the caller's process:
+ * <pre>{@code
+ * try (ClusterNode member = ClusterNode.builder()
+ *         .memberId(0)
+ *         .member(0, "10.0.1.1", 9101).member(1, "10.0.2.1", 9101).member(2, "10.0.3.1", 9101)
+ *         .dataDir(Path.of("/var/lib/lockstep"))
+ *         .service(MatchingEngine::new)
+ *         .secret(ClusterSecret.read(Path.of("/etc/lockstep/cluster.secret")))
+ *         .start())
+ * {
+ *     member.awaitTermination();
+ * }
+ * }</pre>
+ * Each setter stands for a key of the configuration file ({@code lockstep.*}, named in its Javadoc), and
+ * {@link #set(String, String)} reaches every other key: {@link #config()} reads them through the same checks and
+ * defaults as a file, so a member built here and one started from a file with the same values are configured alike,
+ * and a wrong value gets the same message. Objects that have no text form (the service, a secret held in memory, an
+ * authenticator instance) are handed over directly; giving one and also setting its key is refused.
+ * <p>
+ * Starting a member changes nothing JVM-wide: no system or security properties, no logging configuration. Give the
+ * JVM {@code -XX:PerMethodTrapLimit=0} (the member warns at start without it) and the {@code --add-exports} and
+ * {@code --add-opens} options Agrona needs (see the docs on embedding a member).
+ */
+public final class ClusterNodeBuilder
+{
+    private static final String SOURCE = "ClusterNode.builder()";
+
+    private final Properties properties = new Properties();
+    private final StringBuilder members = new StringBuilder();
+    private Supplier<? extends ClusteredService> service;
+    private ClusterSecret secret;
+    private ClusterSecret toolSecret;
+    private ClientAuthenticator authenticator;
+
+    ClusterNodeBuilder()
+    {
+    }
+
+    /**
+     * @param id this member's id, one of the members' ({@code lockstep.member.id}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder memberId(final int id)
+    {
+        return set(NodeConfig.MEMBER_ID, Integer.toString(id));
+    }
+
+    /**
+     * Add a voting member: this one and each of its peers, the same list on every member ({@code lockstep.members}).
+     *
+     * @param id   its id.
+     * @param host the host or address its peers and clients dial.
+     * @param port its port.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder member(final int id, final String host, final int port)
+    {
+        return addMember(id, host, port, "");
+    }
+
+    /**
+     * Add a warm standby: a non-voting member, usually in another zone ({@code /nonvoting} in {@code lockstep.members}).
+     *
+     * @param id   its id.
+     * @param host the host or address its peers dial.
+     * @param port its port.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder standby(final int id, final String host, final int port)
+    {
+        return addMember(id, host, port, "/nonvoting");
+    }
+
+    private ClusterNodeBuilder addMember(final int id, final String host, final int port, final String suffix)
+    {
+        Objects.requireNonNull(host, "host");
+        members.append(members.isEmpty() ? "" : ",").append(id).append('=').append(host).append(':').append(port)
+            .append(suffix);
+        return set(NodeConfig.MEMBERS, members.toString());
+    }
+
+    /**
+     * @param directory where the log, the election state and snapshots live ({@code lockstep.data.dir}): one per
+     *                  member, on a local disk.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder dataDir(final Path directory)
+    {
+        return set(NodeConfig.DATA_DIR, directory.toString());
+    }
+
+    /**
+     * @param factory makes the service this member runs: once at start, and again each time a snapshot is installed,
+     *                so it must return a new instance on every call ({@code MatchingEngine::new}). Without one the
+     *                member runs consensus only. In place of {@code lockstep.service}.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder service(final Supplier<? extends ClusteredService> factory)
+    {
+        this.service = Objects.requireNonNull(factory, "factory");
+        return this;
+    }
+
+    /**
+     * @param policy {@link DurabilityPolicy#BATCH} (the default: each batch is on disk before it is acknowledged) or
+     *               {@link DurabilityPolicy#NONE} ({@code lockstep.durability}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder durability(final DurabilityPolicy policy)
+    {
+        return set(NodeConfig.DURABILITY, policy.name().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * @param profile election and heartbeat timeouts for a LAN (the default) or a WAN ({@code lockstep.timeouts}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder timeouts(final TimeoutProfile profile)
+    {
+        return set(NodeConfig.TIMEOUTS, profile.name().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * @param memberSecret what members prove to each other; without it any process that reaches a member may claim
+     *                     to be one. In place of {@code lockstep.cluster.secret.file}.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder secret(final ClusterSecret memberSecret)
+    {
+        this.secret = Objects.requireNonNull(memberSecret, "memberSecret");
+        return this;
+    }
+
+    /**
+     * @param secretOfTools what tool hosts prove; it must differ from the member secret. In place of
+     *                      {@code lockstep.tool.secret.file}.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder toolSecret(final ClusterSecret secretOfTools)
+    {
+        this.toolSecret = Objects.requireNonNull(secretOfTools, "secretOfTools");
+        return this;
+    }
+
+    /**
+     * @param clientAuthenticator decides which clients may open sessions, and as whom. In place of
+     *                            {@code lockstep.client.authenticator}; the default accepts every client.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder authenticator(final ClientAuthenticator clientAuthenticator)
+    {
+        this.authenticator = Objects.requireNonNull(clientAuthenticator, "clientAuthenticator");
+        return this;
+    }
+
+    /**
+     * @param port serve {@code /metrics}, {@code /health} and {@code /ready} over HTTP on this port; 0 for off, the
+     *             default ({@code lockstep.metrics.port}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder metricsPort(final int port)
+    {
+        return set(NodeConfig.METRICS_PORT, Integer.toString(port));
+    }
+
+    /**
+     * @param timeout a client session silent this long is closed ({@code lockstep.session.timeout.ms}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder sessionTimeout(final Duration timeout)
+    {
+        return set(NodeConfig.SESSION_TIMEOUT_MS, Long.toString(timeout.toMillis()));
+    }
+
+    /**
+     * @param bytes the leader asks for a snapshot every this many bytes of log; 0 for only when a tool asks
+     *              ({@code lockstep.snapshot.interval.bytes}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder snapshotIntervalBytes(final long bytes)
+    {
+        return set(NodeConfig.SNAPSHOT_INTERVAL_BYTES, Long.toString(bytes));
+    }
+
+    /**
+     * @param idle how the member's thread waits with nothing to do: {@code selector} (the default), {@code yield} or
+     *             {@code spin} ({@code lockstep.idle}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder idle(final String idle)
+    {
+        return set(IdleSettings.IDLE, idle);
+    }
+
+    /**
+     * @param dedicated true: the service on a thread of its own, for machines with cores to spare; false (the
+     *                  default): consensus and service share one thread ({@code lockstep.threading}).
+     * @return this builder.
+     */
+    public ClusterNodeBuilder dedicatedServiceThread(final boolean dedicated)
+    {
+        return set(ThreadingSettings.THREADING, dedicated ? "dedicated" : "shared");
+    }
+
+    /**
+     * Any key of the configuration file, as its text: the rest of the settings (TLS, client limits, standby
+     * replication, listen address).
+     *
+     * @param key   a {@code lockstep.*} key.
+     * @param value its value, as the file would hold it.
+     * @return this builder.
+     */
+    public ClusterNodeBuilder set(final String key, final String value)
+    {
+        if (!key.startsWith("lockstep."))
+        {
+            throw new IllegalArgumentException("not a configuration key: '" + key + "' (they start with lockstep.)");
+        }
+        properties.setProperty(key, Objects.requireNonNull(value, "value"));
+        return this;
+    }
+
+    /**
+     * @return the configuration, checked as a file's would be.
+     * @throws NodeConfig.ConfigException naming what is missing or wrong.
+     */
+    public NodeConfig config() throws NodeConfig.ConfigException
+    {
+        return NodeConfig.parse(SOURCE, properties, new SecuritySettings.Given(secret, toolSecret, authenticator),
+            null != service);
+    }
+
+    /**
+     * Start the member: open (and recover) its log, listen, and run it on a thread of its own (two with
+     * {@link #dedicatedServiceThread}). Stop it with {@link ClusterNode#close()}.
+     *
+     * @return the running member.
+     * @throws NodeConfig.ConfigException naming what is missing or wrong in the configuration.
+     * @throws IllegalStateException      if the member cannot start with it (its data directory, its port).
+     */
+    public ClusterNode start() throws NodeConfig.ConfigException
+    {
+        return ClusterNode.start(config(), service);
+    }
+}

@@ -1,0 +1,242 @@
+package io.lockstep.consensus.node;
+
+import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.Cluster;
+import io.lockstep.cluster.ClusterRole;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.CloseReason;
+import io.lockstep.cluster.SnapshotReader;
+import io.lockstep.cluster.SnapshotWriter;
+import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.transport.ClusterSecret;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three members started from code, in this JVM, with no properties file: the service handed over as a factory and
+ * the member secret as bytes. A client that names the members as {@code id=host:port} text gets every message
+ * applied once and answered, through the loss of the leader.
+ */
+class ClusterNodeBuilderTest
+{
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(30);
+    private static final ClusterSecret SECRET = ClusterSecret.of(
+        "a member secret handed over in code".getBytes(StandardCharsets.US_ASCII));
+
+    @TempDir
+    Path dir;
+
+    private final List<ClusterNode> members = new ArrayList<>();
+    /** Every service instance the members made, with the member it runs in. */
+    private final List<CountingService> services = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void close()
+    {
+        members.forEach(ClusterNode::close);
+    }
+
+    @Test
+    void membersBuiltInCodeServeAClientThroughTheLossOfTheLeader() throws Exception
+    {
+        final int[] ports = { freePort(), freePort(), freePort() };
+        for (int id = 0; id < 3; id++)
+        {
+            final int memberId = id;
+            members.add(ClusterNode.builder()
+                .memberId(id)
+                .member(0, "127.0.0.1", ports[0]).member(1, "127.0.0.1", ports[1]).member(2, "127.0.0.1", ports[2])
+                .dataDir(dir.resolve("member" + id))
+                .service(() -> register(new CountingService(memberId)))
+                .secret(SECRET)
+                .durability(DurabilityPolicy.NONE)
+                .set(NodeConfig.SEGMENT_LENGTH, Integer.toString(1 << 20))
+                .start());
+        }
+        final ConcurrentHashMap<Long, Integer> answers = new ConcurrentHashMap<>();
+        final String endpoints = "0=127.0.0.1:" + ports[0] + ",1=127.0.0.1:" + ports[1] + ",2=127.0.0.1:" + ports[2];
+        try (ClusterClient client = ClusterClient.connect(endpoints,
+            (sessionId, sequence, buffer, offset, length) -> answers.merge(buffer.getLong(offset), 1, Integer::sum)))
+        {
+            assertTrue(client.awaitConnected(30_000), "connected: " + client.closeReason());
+            send(client, 0, 100);
+            pollUntil(client, () -> answers.size() == 100, "answers to the first 100");
+
+            final int leader = client.leaderId();
+            members.get(leader).close();
+            send(client, 100, 200);
+            pollUntil(client, () -> answers.size() == 200, "answers to all 200 after the leader stopped");
+            assertNotEquals(leader, client.leaderId(), "a new leader");
+            assertTrue(answers.values().stream().allMatch(n -> 1 == n), "each answered once: " + answers);
+            for (final CountingService service : services)
+            {
+                if (service.memberId != leader)
+                {
+                    pollUntil(client, () -> service.applied.size() == 200, "member " + service.memberId +
+                        " applied 200");
+                    assertEquals(200, service.applied.stream().distinct().count(), "each applied once");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aKeyAndTheObjectInItsPlaceAreRefusedTogetherAndBadValuesAreNamedAsInAFile()
+    {
+        final NodeConfig.ConfigException both = assertThrows(NodeConfig.ConfigException.class, () -> ClusterNode
+            .builder().memberId(0).member(0, "127.0.0.1", 9101).dataDir(dir)
+            .secret(SECRET).set("lockstep.cluster.secret.file", "cluster.secret").config());
+        assertTrue(both.getMessage().contains("lockstep.cluster.secret.file is set and secret(...) was given too"),
+            both.getMessage());
+
+        final NodeConfig.ConfigException service = assertThrows(NodeConfig.ConfigException.class, () -> ClusterNode
+            .builder().memberId(0).member(0, "127.0.0.1", 9101).dataDir(dir)
+            .service(() -> new CountingService(0)).set(NodeConfig.SERVICE, "com.example.Engine").config());
+        assertTrue(service.getMessage().contains("lockstep.service is set and service(...) was given too"),
+            service.getMessage());
+
+        final NodeConfig.ConfigException missing = assertThrows(NodeConfig.ConfigException.class, () -> ClusterNode
+            .builder().memberId(0).member(0, "127.0.0.1", 9101).config());
+        assertTrue(missing.getMessage().contains("lockstep.data.dir"), missing.getMessage());
+
+        final NodeConfig.ConfigException notAMember = assertThrows(NodeConfig.ConfigException.class, () -> ClusterNode
+            .builder().memberId(3).member(0, "127.0.0.1", 9101).dataDir(dir).config());
+        assertTrue(notAMember.getMessage().contains("lockstep.member.id=3 is not in lockstep.members"),
+            notAMember.getMessage());
+
+        assertThrows(IllegalArgumentException.class, () -> ClusterNode.builder().set("durability", "none"));
+    }
+
+    @Test
+    void anObjectInPlaceOfAKeyIsUsedAndSaysSoAtStart() throws Exception
+    {
+        final NodeConfig config = ClusterNode.builder().memberId(0).member(0, "127.0.0.1", 9101).dataDir(dir)
+            .secret(SECRET).service(() -> new CountingService(0)).dedicatedServiceThread(true).config();
+        assertSame(SECRET, config.security().secret(), "the secret handed over");
+        assertTrue(config.security().warnings().stream().noneMatch(w -> w.contains("member authentication is OFF")),
+            config.security().warnings().toString());
+        assertTrue(config.threading().dedicated(), "a dedicated service thread, which needs the service given");
+    }
+
+    private CountingService register(final CountingService service)
+    {
+        services.add(service);
+        return service;
+    }
+
+    private static void send(final ClusterClient client, final long from, final long to)
+    {
+        final UnsafeBuffer message = new UnsafeBuffer(new byte[8]);
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        for (long i = from; i < to; )
+        {
+            message.putLong(0, i);
+            if (client.offer(message, 0, 8) >= 0)
+            {
+                i++;
+            }
+            else
+            {
+                assertTrue(System.nanoTime() < deadline, "offered message " + i + ": " + client.closeReason());
+                client.poll();
+            }
+        }
+    }
+
+    private static void pollUntil(final ClusterClient client, final BooleanSupplier done, final String what)
+    {
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (!done.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() < deadline, what + " within 30 s; client: " + client.closeReason());
+            if (0 == client.poll())
+            {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket socket = new ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
+    }
+
+    /** Answers each message with its own first eight bytes, and keeps what it applied. */
+    private static final class CountingService implements ClusteredService
+    {
+        final int memberId;
+        final List<Long> applied = new CopyOnWriteArrayList<>();
+
+        CountingService(final int memberId)
+        {
+            this.memberId = memberId;
+        }
+
+        public void onStart(final Cluster cluster, final SnapshotReader snapshot)
+        {
+        }
+
+        public void onSessionOpen(final ClientSession session, final long timestamp)
+        {
+        }
+
+        public void onSessionClose(final ClientSession session, final long timestamp, final CloseReason reason)
+        {
+        }
+
+        public void onSessionMessage(
+            final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
+        {
+            applied.add(buffer.getLong(offset));
+            if (null != session)
+            {
+                session.offer(buffer, offset, 8);
+            }
+        }
+
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        {
+        }
+
+        public void onTimerEvent(final long correlationId, final long timestamp)
+        {
+        }
+
+        public void onTakeSnapshot(final SnapshotWriter writer)
+        {
+        }
+
+        public void onRoleChange(final ClusterRole newRole)
+        {
+        }
+
+        public void onTerminate(final Cluster cluster)
+        {
+        }
+    }
+}
