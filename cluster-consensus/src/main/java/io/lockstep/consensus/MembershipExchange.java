@@ -148,7 +148,7 @@ public final class MembershipExchange
                 "): they were lost with the primary zone in asynchronous standby mode. This member stops rather " +
                 "than serve a state the cluster does not hold; its log is kept. To serve again: tool remove-member, " +
                 "wipe its data directory, start it with lockstep.join=true, tool add-member, and tool " +
-                "promote-member once it has caught up (README, Membership changes)";
+                "promote-member once it has caught up (docs/how-to/membership.md)";
             errors.record("diverged", diverged);
         }
     }

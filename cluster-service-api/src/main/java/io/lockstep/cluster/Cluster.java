@@ -29,7 +29,9 @@ public interface Cluster
      * from the leader's wall clock when it appended the entry. It never goes back along the log, across leader
      * changes included: a leader never stamps an entry earlier than the last one it holds, and while its wall clock
      * is behind that (a backward NTP step, or a new leader whose clock lags the old one's) log time goes on at half
-     * speed until the clock catches up. Every replica sees the same value at the same position.
+     * speed until the clock catches up. Every replica sees the same value at the same position. In
+     * {@link ClusteredService#onStart}, before any entry is applied, it is the log time of the snapshot loaded, or 0
+     * without one.
      *
      * @return log time of the entry being applied, epoch nanoseconds.
      */

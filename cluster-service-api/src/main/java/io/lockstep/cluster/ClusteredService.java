@@ -10,11 +10,20 @@ import org.agrona.DirectBuffer;
  * handed in (log time), never from a clock; use no unseeded randomness; touch no outside state (files, network,
  * other threads). Callbacks come on one thread, one at a time. A callback that throws stops the member: a replica
  * that skipped an entry could no longer be trusted to agree with the others.
+ * <p>
+ * Three methods are the service: {@link #onStart} (load state), {@link #onSessionMessage} (apply a message) and
+ * {@link #onTakeSnapshot} (save state). The other callbacks have defaults that do nothing: override those the
+ * service needs (a service that schedules timers overrides {@link #onTimerEvent}, one that offers service messages
+ * {@link #onServiceMessage}). Callbacks added in later versions come with defaults too, so a service keeps compiling.
  */
 public interface ClusteredService
 {
     /**
-     * The service starts: load the snapshot if there is one, then the log after it is replayed.
+     * The service starts: load the snapshot if there is one, then the log after it is replayed. No entry is being
+     * applied yet: {@link Cluster#time()} is the log time of the snapshot, or 0 without one, so a timer scheduled here
+     * for {@code time() + delay} would fire at once on a fresh cluster. Schedule the first timer from the first entry
+     * the service applies (a session open, say) and each next one from the last deadline, kept in the service's
+     * state, rather than from the firing's timestamp, which comes a little after the deadline and would drift.
      *
      * @param cluster  what the service can ask of the cluster; valid for the service's life.
      * @param snapshot the latest snapshot of this service, or null to start empty.
@@ -27,7 +36,9 @@ public interface ClusteredService
      * @param session   the new session.
      * @param timestamp log time of the entry.
      */
-    void onSessionOpen(ClientSession session, long timestamp);
+    default void onSessionOpen(final ClientSession session, final long timestamp)
+    {
+    }
 
     /**
      * A client session closed.
@@ -36,7 +47,9 @@ public interface ClusteredService
      * @param timestamp log time of the entry.
      * @param reason    why it closed.
      */
-    void onSessionClose(ClientSession session, long timestamp, CloseReason reason);
+    default void onSessionClose(final ClientSession session, final long timestamp, final CloseReason reason)
+    {
+    }
 
     /**
      * A message from a client, applied exactly once even if the client sent it again after a failover.
@@ -70,7 +83,9 @@ public interface ClusteredService
      * @param correlationId the id given to {@link Cluster#scheduleTimer}.
      * @param timestamp     log time of the entry.
      */
-    void onTimerEvent(long correlationId, long timestamp);
+    default void onTimerEvent(final long correlationId, final long timestamp)
+    {
+    }
 
     /**
      * Write the service's whole state, so that a restart can load it instead of replaying the log before it.
@@ -85,14 +100,18 @@ public interface ClusteredService
      *
      * @param newRole the role now.
      */
-    void onRoleChange(ClusterRole newRole);
+    default void onRoleChange(final ClusterRole newRole)
+    {
+    }
 
     /**
      * The service is being stopped (shutdown or a fatal error on this member).
      *
      * @param cluster as passed to {@link #onStart}.
      */
-    void onTerminate(Cluster cluster);
+    default void onTerminate(final Cluster cluster)
+    {
+    }
 
     /**
      * A hash of the service's replicated state, for checking replicas against each other ({@code lockstep tool
@@ -110,7 +129,7 @@ public interface ClusteredService
      * This service's version, as {@link org.agrona.SemanticVersion#compose(int, int, int)}. Each leader writes its
      * version into the entry that starts its term, and a member refuses to apply entries a different major version
      * wrote (it stops, naming both versions): same major means the service applies the other's entries to the same
-     * state. Raise the major when that no longer holds (see the README on upgrades).
+     * state. Raise the major when that no longer holds (see docs/how-to/upgrades.md).
      *
      * @return the version; the default is 0.0.1.
      */

@@ -6,7 +6,11 @@ import io.lockstep.consensus.sim.SeedProgress;
 import io.lockstep.consensus.sim.SeedReplay;
 import io.lockstep.consensus.sim.SimServiceCluster;
 
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Your service under the simulation, in one thread, from a seed: three members with crashes (torn and lost
@@ -41,6 +45,9 @@ import java.util.function.Supplier;
  */
 public final class ServiceSimulation
 {
+    /** A seed running longer than this is named on the console, again every so long. */
+    static final long SLOW_SEED_SECONDS = 10;
+
     private ServiceSimulation()
     {
     }
@@ -59,21 +66,78 @@ public final class ServiceSimulation
      */
     public static void forSeeds(final String name, final long first, final int count, final SeedRun run)
     {
+        // A simulated member logs what a real one would (elections, recoveries, refusals): dozens of lines a seed.
+        // Only warnings and errors are shown while the seeds run, unless -Dlockstep.sim.verbose=true.
+        final Logger lockstep = Logger.getLogger("io.lockstep");
+        final Level level = lockstep.getLevel();
+        if (!Boolean.getBoolean("lockstep.sim.verbose"))
+        {
+            lockstep.setLevel(Level.WARNING);
+        }
+        try
+        {
+            runSeeds(name, first, count, run);
+        }
+        finally
+        {
+            lockstep.setLevel(level);
+        }
+    }
+
+    private static void runSeeds(final String name, final long first, final int count, final SeedRun run)
+    {
         final SeedProgress progress = new SeedProgress(name);
-        for (long seed = first; seed < first + count; seed++)
+        final AtomicLong current = new AtomicLong(first);
+        final AtomicLong seedStartNs = new AtomicLong(System.nanoTime());
+        // A seed that runs far longer than the others (a workload that never ends, a wait with no bound) would
+        // otherwise look like a hung build: say which seed, every SLOW_SEED_SECONDS.
+        final Thread watchdog = new Thread(() ->
         {
             try
             {
-                run.run(seed);
+                while (true)
+                {
+                    Thread.sleep(TimeUnit.SECONDS.toMillis(SLOW_SEED_SECONDS));
+                    final long runningS = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - seedStartNs.get());
+                    if (runningS >= SLOW_SEED_SECONDS)
+                    {
+                        System.out.printf("%s: seed %d has run for %d s (a wait without a bound in the test?); " +
+                            "replay it alone with that seed as the first%n", name, current.get(), runningS);
+                    }
+                }
             }
-            catch (final Throwable t)
+            catch (final InterruptedException ex)
             {
-                final long failed = seed;
-                throw new AssertionError(name + " failed at seed " + seed + " (" +
-                    SeedReplay.again(() -> run.run(failed)) + ")", t);
+                // The seeds are done.
             }
-            progress.seedDone(seed);
+        }, "lockstep-simulation-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        try
+        {
+            for (long seed = first; seed < first + count; seed++)
+            {
+                current.set(seed);
+                seedStartNs.set(System.nanoTime());
+                try
+                {
+                    run.run(seed);
+                }
+                catch (final Throwable t)
+                {
+                    final long failed = seed;
+                    throw new AssertionError(name + " failed at seed " + seed + " (" +
+                        SeedReplay.again(() -> run.run(failed)) + ")", t);
+                }
+                progress.seedDone(seed);
+            }
         }
+        finally
+        {
+            watchdog.interrupt();
+        }
+        System.out.printf("%s: %d seeds passed (%d to %d) in %.1f s%n", name, count, first, first + count - 1,
+            progress.seconds());
     }
 
     /**
@@ -113,6 +177,8 @@ public final class ServiceSimulation
 
         /**
          * One step of simulated time (1 ms), with faults when asked; checks the members' states at equal positions.
+         * {@code step(false)} starts no new fault, but those already in place (a member down, a partition) stay
+         * until {@link #quiesce} heals them.
          */
         public void step(final boolean faults)
         {

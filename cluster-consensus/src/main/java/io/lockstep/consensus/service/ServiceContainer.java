@@ -581,8 +581,8 @@ public final class ServiceContainer implements Cluster
             throw new IllegalStateException("member " + memberId + ": the entries of term " + newTerm.term() +
                 " (from position " + entryEndPosition + ", leader " + newTerm.leaderId() + ") were written by " +
                 "application version " + SemanticVersion.toString(written) + "; this member runs " +
-                SemanticVersion.toString(mine) + ", another major version, and cannot apply them (see the " +
-                "README on upgrades)");
+                SemanticVersion.toString(mine) + ", another major version, and cannot apply them (see " +
+                "docs/how-to/upgrades.md)");
         }
     }
 

@@ -145,6 +145,27 @@ public final class ClusterClient implements AutoCloseable
     }
 
     /**
+     * Start connecting to the cluster, with everything a client may set.
+     *
+     * @param endpoints   the members, {@code id=host:port} comma separated (see {@link #connect(String,
+     *                    EgressListener)}).
+     * @param listener    told of each egress message, on the thread that polls.
+     * @param settings    timeouts and bounds ({@link Settings#DEFAULTS}).
+     * @param credentials what the cluster's client authenticator checks (empty for none).
+     * @param tls         the authority that signs the members' certificates, to connect over TLS; null for the
+     *                    clear.
+     * @return the client.
+     * @throws IllegalArgumentException naming an endpoint that is not {@code id=host:port}.
+     */
+    public static ClusterClient connect(
+        final String endpoints, final EgressListener listener, final Settings settings, final byte[] credentials,
+        final TlsFiles tls)
+    {
+        return new ClusterClient(Endpoints.parse(endpoints), listener, new SystemNanoClock(), settings, credentials,
+            tls);
+    }
+
+    /**
      * Start connecting; the session opens during later polls.
      *
      * @param members  the cluster's members (any one will do: followers redirect to the leader).

@@ -1,0 +1,75 @@
+package io.lockstep.consensus.node;
+
+import io.lockstep.consensus.MemberMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The reference pages are held to the code: every key a member reads is in the configuration reference, and every
+ * metric a member serves is in the metrics reference. A key or metric added without its line there fails here.
+ */
+class ReferenceDocsTest
+{
+    private static final Path DOCS = Path.of("..", "docs", "reference");
+
+    @Test
+    void everyKeyAMemberReadsIsInTheConfigurationReference() throws Exception
+    {
+        final String doc = Files.readString(DOCS.resolve("configuration.md"));
+        final List<String> missing = new ArrayList<>();
+        int keys = 0;
+        for (final Class<?> settings : new Class<?>[]{ NodeConfig.class, SecuritySettings.class, TlsSettings.class,
+            MetricsSettings.class, IdleSettings.class, ThreadingSettings.class })
+        {
+            for (final Field field : settings.getDeclaredFields())
+            {
+                if (Modifier.isStatic(field.getModifiers()) && String.class == field.getType())
+                {
+                    field.setAccessible(true);
+                    final String key = (String)field.get(null);
+                    if (null != key && key.startsWith("lockstep."))
+                    {
+                        keys++;
+                        if (!doc.contains("`" + key + "`"))
+                        {
+                            missing.add(key);
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(keys >= 40, "keys found in the code: " + keys);
+        assertTrue(missing.isEmpty(), "keys missing from docs/reference/configuration.md: " + missing);
+    }
+
+    @Test
+    void everyMetricAMemberServesIsInTheMetricsReference() throws IOException
+    {
+        final String doc = Files.readString(DOCS.resolve("metrics.md"));
+        final List<String> missing = new ArrayList<>();
+        int metrics = 0;
+        for (final String line : MetricsServer.render(0, new MemberMetrics()).split("\n"))
+        {
+            if (line.startsWith("# TYPE "))
+            {
+                metrics++;
+                final String name = line.split(" ")[2];
+                if (!doc.contains("`" + name + "`"))
+                {
+                    missing.add(name);
+                }
+            }
+        }
+        assertTrue(metrics >= 30, "metrics served: " + metrics);
+        assertTrue(missing.isEmpty(), "metrics missing from docs/reference/metrics.md: " + missing);
+    }
+}
