@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * value kept outside the member thread, {@link #TLS_CERTIFICATE_EXPIRY}, is written only by the metrics endpoint's
  * thread, as it serves a scrape.
  * <p>
- * Names and help text are what {@code /metrics} prints (Prometheus text format); {@link #COUNTER} marks the monotonic
+ * Names and help text are what {@code /metrics} prints (Prometheus text format); {@code COUNTER} marks the monotonic
  * ones (printed as {@code counter}, the rest as {@code gauge}).
  */
 public final class MemberMetrics

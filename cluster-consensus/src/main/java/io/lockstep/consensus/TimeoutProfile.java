@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
  *   noticed 200 to 300 ms after its last contact (about 233 ms on average by the first of two followers) and a
  *   pre-vote plus a vote cost two round trips (well under a millisecond on a LAN), so a new leader serves about a
  *   quarter of a second after the old one dies. Five heartbeats per
- *   timeout ride out a lost heartbeat or a short pause without an election.</li>
+ *   timeout ride out a lost heartbeat or a short pause without an election.
  *   A leader whose process dies is noticed sooner than any timeout: the kernel closes its connections, and a follower
  *   that sees its leader's connection drop stands for election within a heartbeat interval (client-observed outage
  *   66-96 ms in {@code bench failover}). The timeout is for what does not close a connection: a hung process, a
