@@ -103,8 +103,8 @@ public final class ClusterSecret
         }
         catch (final NoSuchFileException ex)
         {
-            throw new IOException("secret file not found: " + file + " (create one with: bin/lockstep secret " +
-                file + ", or (umask 077; head -c 32 /dev/urandom | base64 > " + file + "))");
+            throw new IOException("secret file not found: " + file + " (copy it from a host of the cluster that " +
+                "has it; only for a new cluster, create it with: bin/lockstep secret " + file + ")");
         }
         int length = bytes.length;
         while (length > 0 && Character.isWhitespace(bytes[length - 1]))
