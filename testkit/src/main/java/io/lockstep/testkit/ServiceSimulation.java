@@ -7,7 +7,7 @@ import io.lockstep.consensus.sim.SeedReplay;
 import io.lockstep.consensus.sim.SimServiceCluster;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -52,6 +52,11 @@ public final class ServiceSimulation
     {
     }
 
+    /** The seed running, and since when. */
+    private record SeedStart(long seed, long startNs)
+    {
+    }
+
     /** One seed's work. */
     @FunctionalInterface
     public interface SeedRun
@@ -87,8 +92,7 @@ public final class ServiceSimulation
     private static void runSeeds(final String name, final long first, final int count, final SeedRun run)
     {
         final SeedProgress progress = new SeedProgress(name);
-        final AtomicLong current = new AtomicLong(first);
-        final AtomicLong seedStartNs = new AtomicLong(System.nanoTime());
+        final AtomicReference<SeedStart> running = new AtomicReference<>(new SeedStart(first, System.nanoTime()));
         // A seed that runs far longer than the others (a workload that never ends, a wait with no bound) would
         // otherwise look like a hung build: say which seed, every SLOW_SEED_SECONDS.
         final Thread watchdog = new Thread(() ->
@@ -98,11 +102,13 @@ public final class ServiceSimulation
                 while (true)
                 {
                     Thread.sleep(TimeUnit.SECONDS.toMillis(SLOW_SEED_SECONDS));
-                    final long runningS = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - seedStartNs.get());
+                    // One read of seed and start together: never the next seed's number with this one's time.
+                    final SeedStart seed = running.get();
+                    final long runningS = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - seed.startNs());
                     if (runningS >= SLOW_SEED_SECONDS)
                     {
                         System.out.printf("%s: seed %d has run for %d s (a wait without a bound in the test?); " +
-                            "replay it alone with that seed as the first%n", name, current.get(), runningS);
+                            "replay it alone with that seed as the first%n", name, seed.seed(), runningS);
                     }
                 }
             }
@@ -117,8 +123,7 @@ public final class ServiceSimulation
         {
             for (long seed = first; seed < first + count; seed++)
             {
-                current.set(seed);
-                seedStartNs.set(System.nanoTime());
+                running.set(new SeedStart(seed, System.nanoTime()));
                 try
                 {
                     run.run(seed);

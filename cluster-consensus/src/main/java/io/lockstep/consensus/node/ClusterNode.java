@@ -24,6 +24,7 @@ import io.lockstep.cluster.ClusteredService;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -317,19 +318,39 @@ public final class ClusterNode implements AutoCloseable
      */
     public static ClusterNode start(final NodeConfig config)
     {
-        return start(config, null == config.serviceClass() ? null : () -> newService(config.serviceClass()));
+        return startMember(config, null == config.serviceClass() ? null : () -> newService(config.serviceClass()));
     }
 
     /**
-     * Start a member.
+     * Start a member that runs the service the factory makes (see {@link ClusterNodeBuilder#service}).
      *
-     * @param config         its configuration.
+     * @param config         its configuration, which must not name a service class as well.
      * @param serviceFactory makes the service: once at start, and again each time a snapshot is installed (a new
-     *                       instance each call); null for a member that runs consensus only.
+     *                       instance each call).
      * @return the running member.
+     * @throws IllegalArgumentException if the configuration also names a service class.
      */
     public static ClusterNode start(final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
     {
+        Objects.requireNonNull(serviceFactory, "serviceFactory");
+        if (null != config.serviceClass())
+        {
+            throw new IllegalArgumentException("the configuration names a service (" + NodeConfig.SERVICE + "=" +
+                config.serviceClass() + ") and a service factory was given too: say which one, not both");
+        }
+        return startMember(config, serviceFactory);
+    }
+
+    private static ClusterNode startMember(
+        final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
+    {
+        if (null == serviceFactory && config.threading().dedicated())
+        {
+            // The builder's config() checks this against the factory it was given; a config started without one
+            // must not skip the check.
+            throw new IllegalArgumentException(ThreadingSettings.THREADING + "=dedicated needs a service to run on " +
+                "its own thread, and this member has none");
+        }
         final String jit = JitSettings.warning();
         if (null != jit)
         {

@@ -33,7 +33,9 @@ import java.util.function.Supplier;
  * and a wrong value gets the same message. Objects that have no text form (the service, a secret held in memory, an
  * authenticator instance) are handed over directly; giving one and also setting its key is refused.
  * <p>
- * Starting a member changes nothing JVM-wide: no system or security properties, no logging configuration. Give the
+ * Starting a member changes nothing JVM-wide (no security properties, no logging configuration), except that a
+ * member serving metrics sets the JDK HTTP server's request and response timeouts, which it reads only from system
+ * properties ({@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}). Give the
  * JVM {@code -XX:PerMethodTrapLimit=0} (the member warns at start without it) and the {@code --add-exports} and
  * {@code --add-opens} options Agrona needs (see the docs on embedding a member).
  */
@@ -90,9 +92,19 @@ public final class ClusterNodeBuilder
     private ClusterNodeBuilder addMember(final int id, final String host, final int port, final String suffix)
     {
         Objects.requireNonNull(host, "host");
+        if (host.isBlank() || host.chars().anyMatch(c -> ',' == c || '=' == c || '/' == c || Character.isWhitespace(c)))
+        {
+            throw new IllegalArgumentException("host '" + host + "' of member " + id + " is not a host name or " +
+                "address");
+        }
+        if (properties.containsKey(NodeConfig.MEMBERS) && members.isEmpty())
+        {
+            throw new IllegalStateException(NodeConfig.MEMBERS + " was set as text: add members one way, not both");
+        }
         members.append(members.isEmpty() ? "" : ",").append(id).append('=').append(host).append(':').append(port)
             .append(suffix);
-        return set(NodeConfig.MEMBERS, members.toString());
+        properties.setProperty(NodeConfig.MEMBERS, members.toString());
+        return this;
     }
 
     /**
@@ -220,24 +232,31 @@ public final class ClusterNodeBuilder
 
     /**
      * Any key of the configuration file, as its text: the rest of the settings (TLS, client limits, standby
-     * replication, listen address).
+     * replication, listen address). Paths (secret, token and TLS files) are relative to the working directory.
      *
      * @param key   a {@code lockstep.*} key.
      * @param value its value, as the file would hold it.
      * @return this builder.
+     * @throws IllegalArgumentException if no member reads that key (a misspelt key would otherwise be ignored).
      */
     public ClusterNodeBuilder set(final String key, final String value)
     {
-        if (!key.startsWith("lockstep."))
+        if (!ConfigKeys.ALL.contains(key))
         {
-            throw new IllegalArgumentException("not a configuration key: '" + key + "' (they start with lockstep.)");
+            throw new IllegalArgumentException("'" + key + "' is not a key a member reads: see " +
+                "docs/reference/configuration.md");
+        }
+        if (NodeConfig.MEMBERS.equals(key) && !members.isEmpty())
+        {
+            throw new IllegalStateException("members were added with member(...): add members one way, not both");
         }
         properties.setProperty(key, Objects.requireNonNull(value, "value"));
         return this;
     }
 
     /**
-     * @return the configuration, checked as a file's would be.
+     * @return the configuration, checked as a file's would be. Start it with {@link #start()}, or with
+     * {@link ClusterNode#start(NodeConfig, Supplier)} and the same service factory.
      * @throws NodeConfig.ConfigException naming what is missing or wrong.
      */
     public NodeConfig config() throws NodeConfig.ConfigException
@@ -256,6 +275,7 @@ public final class ClusterNodeBuilder
      */
     public ClusterNode start() throws NodeConfig.ConfigException
     {
-        return ClusterNode.start(config(), service);
+        final NodeConfig config = config();
+        return null == service ? ClusterNode.start(config) : ClusterNode.start(config, service);
     }
 }

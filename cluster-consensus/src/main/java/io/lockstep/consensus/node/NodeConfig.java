@@ -147,6 +147,16 @@ public record NodeConfig(
         {
             throw new ConfigException("cannot read config file " + file + ": " + ex.getMessage());
         }
+        for (final String key : p.stringPropertyNames())
+        {
+            if (key.startsWith("lockstep.") && !ConfigKeys.ALL.contains(key))
+            {
+                // A warning, not a refusal: a file written for a newer member still starts an older one.
+                System.getLogger(NodeConfig.class.getName()).log(System.Logger.Level.WARNING, file + ": " + key +
+                    " is not a key this member reads (misspelt?); it is ignored. Every key: " +
+                    "docs/reference/configuration.md");
+            }
+        }
         for (final String key : overrides.stringPropertyNames())
         {
             if (key.startsWith("lockstep."))

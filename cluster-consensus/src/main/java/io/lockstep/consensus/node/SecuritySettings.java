@@ -127,7 +127,8 @@ public record SecuritySettings(
     {
         given.refuseKeysBeside(source, p);
         final List<String> warnings = new ArrayList<>();
-        ClusterSecret secret = given.secret();
+        ClusterSecret secret = null == given.secret() ? null : givenWithAccepted(source, configDir, p,
+            SECRET_ACCEPT_FILE, given.secret());
         final String secretFile = p.getProperty(SECRET_FILE, "").trim();
         // A secret handed over in code is the caller's to keep: no file, and no file's permissions to check.
         if (null == secret && secretFile.isEmpty())
@@ -148,8 +149,15 @@ public record SecuritySettings(
             }
         }
         refuseSharedFiles(source, configDir, p);
-        final ClusterSecret toolSecret = null != given.toolSecret() ? given.toolSecret() :
+        final ClusterSecret toolSecret = null != given.toolSecret() ?
+            givenWithAccepted(source, configDir, p, TOOL_SECRET_ACCEPT_FILE, given.toolSecret()) :
             toolSecret(source, configDir, p, null != secret, warnings);
+        if (null != secret && null != toolSecret && secret.sharesKeyWith(toolSecret))
+        {
+            throw new NodeConfig.ConfigException(source + ": the tool secret is also a member secret (the same " +
+                "bytes): a tool host holding it could pose as a member. Give tools a secret of their own (" +
+                TOOL_SECRET_FILE + ")");
+        }
         final String name = null != given.authenticator() ? "given" :
             p.getProperty(CLIENT_AUTHENTICATOR, "accept-all").trim();
         final ClientAuthenticator authenticator;
@@ -243,6 +251,21 @@ public record SecuritySettings(
     }
 
     /** The secret, also accepting the one the accept key names, if it is set (while rotating). */
+    /** A secret handed over in code, also accepting the one the accept key names, as a file's would. */
+    private static ClusterSecret givenWithAccepted(
+        final String source, final Path configDir, final Properties p, final String key, final ClusterSecret secret)
+        throws NodeConfig.ConfigException
+    {
+        try
+        {
+            return withAccepted(source, configDir, p, key, secret);
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            throw new NodeConfig.ConfigException(source + ": " + key + ": " + ex.getMessage());
+        }
+    }
+
     private static ClusterSecret withAccepted(
         final String source, final Path configDir, final Properties p, final String key, final ClusterSecret secret)
         throws IOException, NodeConfig.ConfigException

@@ -173,6 +173,9 @@ public final class ServiceContainer implements Cluster
 
     private final int memberId;
     private final ClusteredService service;
+    /** The service overrides the callbacks that timers and service messages arrive through (they have defaults). */
+    private final boolean hearsTimers;
+    private final boolean hearsServiceMessages;
     private final BlockSource log;
     private final SessionTable sessions;
     private final TimerTable timers;
@@ -231,6 +234,9 @@ public final class ServiceContainer implements Cluster
     {
         this.memberId = memberId;
         this.service = service;
+        this.hearsTimers = overrides(service, "onTimerEvent", long.class, long.class);
+        this.hearsServiceMessages = overrides(service, "onServiceMessage", long.class, DirectBuffer.class, int.class,
+            int.class);
         this.log = log;
         this.appliedPosition = startPosition;
         this.entryEndPosition = startPosition;
@@ -439,6 +445,12 @@ public final class ServiceContainer implements Cluster
 
     public boolean scheduleTimer(final long correlationId, final long deadline)
     {
+        if (!hearsTimers)
+        {
+            // The same on every member: each stops at the same entry, rather than every timer vanishing in silence.
+            throw new IllegalStateException(service.getClass().getName() + " schedules a timer but does not " +
+                "override onTimerEvent, where it would fire");
+        }
         final boolean scheduled = timers.schedule(correlationId, deadline);
         outbox.onTimerScheduled(correlationId, deadline);
         return scheduled;
@@ -476,6 +488,11 @@ public final class ServiceContainer implements Cluster
 
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
+        if (!hearsServiceMessages)
+        {
+            throw new IllegalStateException(service.getClass().getName() + " offers a service message but does not " +
+                "override onServiceMessage, where it would arrive");
+        }
         final long id = serviceMessages.offer(buffer, offset, length);
         outbox.onServiceMessageOffered(buffer, offset, length);
         return id < 0 ? Cluster.BACK_PRESSURED : id;
@@ -714,5 +731,18 @@ public final class ServiceContainer implements Cluster
         final int payloadLength = serviceMessage.payloadLength();
         final int payloadOffset = serviceMessage.limit() + ServiceMessageDecoder.payloadHeaderLength();
         service.onServiceMessage(entryTimestamp, buffer, payloadOffset, payloadLength);
+    }
+
+    /** @return true if the service's class declares the callback itself (or a superclass other than the default does). */
+    private static boolean overrides(final ClusteredService service, final String name, final Class<?>... parameters)
+    {
+        try
+        {
+            return ClusteredService.class != service.getClass().getMethod(name, parameters).getDeclaringClass();
+        }
+        catch (final NoSuchMethodException ex)
+        {
+            throw new IllegalStateException("ClusteredService." + name + " not found", ex);
+        }
     }
 }

@@ -200,7 +200,15 @@ public final class ServiceMember implements Agent, ServiceHooks
 
     private void startContainer(final SnapshotImage image)
     {
-        service = serviceFactory.get();
+        final ClusteredService next = serviceFactory.get();
+        if (null != service && next == service)
+        {
+            // The old instance holds the state before the snapshot: loading the snapshot into it as well would
+            // apply those entries twice on this member only.
+            throw new IllegalStateException("the service factory returned the same instance again: it must return " +
+                "a new one on every call (MyService::new), since a member makes a new service to install a snapshot");
+        }
+        service = next;
         consensus.appVersion(service.appVersion());
         sessions = new SessionIngress(consensus, transport, sessionTimeoutNs, egressBufferBytes / 2 - 64);
         sessions.authenticator(authenticator);

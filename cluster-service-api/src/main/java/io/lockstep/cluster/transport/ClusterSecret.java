@@ -120,6 +120,26 @@ public final class ClusterSecret
     }
 
     /**
+     * @param other another secret.
+     * @return true if a secret this one proves or accepts is one the other proves or accepts: a tool secret must
+     * share none with the member secret, or a tool host could prove a member's id.
+     */
+    public boolean sharesKeyWith(final ClusterSecret other)
+    {
+        for (final SecretKeySpec mine : keys)
+        {
+            for (final SecretKeySpec theirs : other.keys)
+            {
+                if (MessageDigest.isEqual(mine.getEncoded(), theirs.getEncoded()))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
      * While a secret is rotated: prove this one, and accept proofs made with either.
      *
      * @param other the secret also accepted (the old one, or the new one not yet proved with).

@@ -47,7 +47,9 @@ final class TlsLink
      * once per 2^37 bytes (the JDK's limit for AES-GCM); one that sends key updates as fast as it can is cut off.
      */
     static final int QUIET_RECORD_BURST = 16;
+    /** The most credit for records without data a connection keeps: see {@link #QUIET_RECORD_BURST}. */
     static final int QUIET_RECORD_SAVED = 256;
+    /** The peer's data bytes that earn it one record without data: see {@link #QUIET_RECORD_BURST}. */
     static final int DATA_PER_QUIET_RECORD = 4096;
     /** A TLS record's header: type, version, and the length of what follows in its last two bytes. */
     private static final int RECORD_HEADER_LENGTH = 5;
@@ -307,7 +309,8 @@ final class TlsLink
             earnQuietRecordCredit(result.bytesProduced());
             if (SSLEngineResult.HandshakeStatus.NEED_WRAP == next)
             {
-                // This side's own key update (its key limit for the peer's records): it asks for an answer.
+                // This side's own key update (its key limit for the peer's records), asking for an answer; or an
+                // answer of ours still unsent from before, which counts one more owed than there is: harmless.
                 answersOwed++;
             }
         }

@@ -438,7 +438,7 @@ class TcpTransportTlsTest
     }
 
     @Test
-    void aPeerThatFloodsKeyUpdatesAndNeverReadsIsClosed() throws Exception
+    void aPeerThatNeverReadsAndFloodsKeyUpdatesIsClosedOnceItsAnswersPileUp() throws Exception
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
@@ -448,13 +448,39 @@ class TcpTransportTlsTest
             socket.setReceiveBufferSize(4096);
             socket.setSoLinger(true, 0);
             socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
-            final Thread flood = new Thread(() ->
+            final Thread hello = new Thread(() ->
             {
                 try
                 {
                     socket.startHandshake();
                     socket.getOutputStream().write(clientHelloFrame());
+                    socket.getOutputStream().write(ingressFrame(new byte[8]));
                     socket.getOutputStream().flush();
+                }
+                catch (final IOException ex)
+                {
+                    problems.add("the client's hello failed: " + ex);
+                }
+            });
+            hello.setDaemon(true);
+            hello.start();
+            pumpUntil(() -> !senders.isEmpty(), m);
+            hello.join(TimeUnit.SECONDS.toMillis(10));
+            // The member sends until the socket is full (the peer never reads): its records also earn the peer
+            // credit for records without data, so that it is the bound on unanswered key updates that closes it.
+            final UnsafeBuffer egress = new UnsafeBuffer(new byte[60_000]);
+            final long deadline = System.nanoTime() + TIMEOUT_NS;
+            int refused = 0;
+            while (refused < 10)
+            {
+                assertTrue(System.nanoTime() < deadline, "the member's socket never filled");
+                refused += m.send(senders.get(0), egress, 0, egress.capacity()) ? 0 : 1;
+                pump(m);
+            }
+            final Thread flood = new Thread(() ->
+            {
+                try
+                {
                     // Each call on an open TLS 1.3 link sends a key update that asks for one back; nothing is read.
                     for (int i = 0; i < 1_000_000; i++)
                     {
@@ -468,7 +494,8 @@ class TcpTransportTlsTest
             });
             flood.setDaemon(true);
             flood.start();
-            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("(key updates)")), m);
+            pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("more than " + TlsLink.MAX_UNANSWERED +
+                " handshake messages (key updates) while the answer to the first was still unsent")), m);
             flood.join(TimeUnit.SECONDS.toMillis(10));
         }
         final TcpTransport client = client(members, TlsFiles.trusting(certs.resolve(DevCertificates.AUTHORITY)));
@@ -574,6 +601,19 @@ class TcpTransportTlsTest
                 socket.close();
             }
         }
+    }
+
+    /** A client's ingress message, framed. */
+    private static byte[] ingressFrame(final byte[] payload)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4 + 64 + payload.length]);
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new io.lockstep.cluster.codecs.IngressEncoder()
+            .wrapAndApplyHeader(buffer, 4, new MessageHeaderEncoder()).sessionId(1).sequence(0)
+            .putPayload(payload, 0, payload.length).encodedLength();
+        buffer.putInt(0, length, java.nio.ByteOrder.LITTLE_ENDIAN);
+        final byte[] frame = new byte[4 + length];
+        buffer.getBytes(0, frame);
+        return frame;
     }
 
     /** A plain client's Hello, framed: what a client says first, inside its TLS link. */

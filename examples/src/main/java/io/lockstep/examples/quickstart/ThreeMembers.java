@@ -30,24 +30,34 @@ public final class ThreeMembers
         throws NodeConfig.ConfigException
     {
         final List<ClusterNode> members = new ArrayList<>();
-        for (int id = 0; id < 3; id++)
+        try
         {
-            members.add(ClusterNode.builder()
-                .memberId(id)
-                .member(0, "127.0.0.1", ports[0])
-                .member(1, "127.0.0.1", ports[1])
-                .member(2, "127.0.0.1", ports[2])
-                .dataDir(directory.resolve("member-" + id))
-                .service(TotalService::new)
-                .secret(secret)
-                .start());
+            for (int id = 0; id < 3; id++)
+            {
+                members.add(ClusterNode.builder()
+                    .memberId(id)
+                    .member(0, "127.0.0.1", ports[0])
+                    .member(1, "127.0.0.1", ports[1])
+                    .member(2, "127.0.0.1", ports[2])
+                    .dataDir(directory.resolve("member-" + id))
+                    .service(TotalService::new)
+                    .secret(secret)
+                    .start());
+            }
+        }
+        catch (final NodeConfig.ConfigException | RuntimeException ex)
+        {
+            // Those that started would otherwise hold their ports and files.
+            members.forEach(ClusterNode::close);
+            throw ex;
         }
         return members;
     }
 
     public static void main(final String[] args) throws Exception
     {
-        final ClusterSecret secret = ClusterSecret.of("for-trying-it-out-never-in-production".getBytes(StandardCharsets.US_ASCII));
+        final ClusterSecret secret = ClusterSecret.of(
+            "for-trying-it-out-never-in-production".getBytes(StandardCharsets.US_ASCII));
         final List<ClusterNode> members = start(Path.of(args[0]), secret, 9101, 9102, 9103);
         System.out.println("three members on 127.0.0.1:9101-9103; stop with Ctrl-C");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> members.forEach(ClusterNode::close)));
