@@ -163,6 +163,14 @@ public final class ClusterNode implements AutoCloseable
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), warning);
         }
+        if (null != config.security().tls().files() && null == System.getProperty("jdk.tls.namedGroups"))
+        {
+            // Only the launcher may set it (it is JVM-wide): a member in another JVM says what it costs instead.
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: this JVM offers every TLS key-exchange group, so a " +
+                "client may pick a finite-field one (ffdhe8192: 20-80 ms of this member''s CPU per handshake). Start " +
+                "the JVM with -Djdk.tls.namedGroups=x25519,secp256r1,secp384r1, as bin/lockstep does",
+                config.memberId());
+        }
         if (null != config.security().tls().files())
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0}: TLS required on {1} links, accepted on every link; " +

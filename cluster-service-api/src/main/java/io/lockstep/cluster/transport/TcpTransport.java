@@ -215,7 +215,9 @@ public final class TcpTransport implements Transport
             work++;
             read(c);
         }
-        while (!readQueue.isEmpty())
+        // Only those queued before this poll: one queued again during it (its share of records without data spent)
+        // waits for the next.
+        for (int queued = readQueue.size(); queued > 0; queued--)
         {
             final TcpConnection c = readQueue.poll();
             c.readQueued = false;
@@ -323,6 +325,15 @@ public final class TcpTransport implements Transport
         }
         this.tls = new TlsPolicy(files, encrypted);
         return this;
+    }
+
+    /**
+     * @return TLS records without data (key updates) decrypted in the last poll, over every link: at most
+     * {@link QuietRecordShare#PER_POLL}.
+     */
+    int tlsQuietRecordsLastPoll()
+    {
+        return tls.quietRecords();
     }
 
     /** @return reads of accepted connections in their TLS handshake in the last poll (for tests). */
@@ -723,6 +734,18 @@ public final class TcpTransport implements Transport
 
     private void read(final TcpConnection c)
     {
+        readAvailable(c);
+        if (c.open && null != c.tls && c.tls.starved() && !c.readQueued)
+        {
+            // Stopped at the end of the poll's share of records without data, with records already out of the
+            // socket: the selector will not report them again, so the next poll reads on.
+            c.readQueued = true;
+            readQueue.add(c);
+        }
+    }
+
+    private void readAvailable(final TcpConnection c)
+    {
         if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !mayWorkOnHandshake(c))
         {
             return;
@@ -758,8 +781,10 @@ public final class TcpTransport implements Transport
             }
             fromSocket = false;
         }
-        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room.
-        while (readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining());
+        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room, up to
+        // the poll's share of records without data.
+        while (readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining() &&
+            !c.tls.starved());
     }
 
     /**

@@ -77,16 +77,21 @@ final class TlsLink
     private int answersOwed;
     /** Data bytes towards the next credit. */
     private int dataTowardsCredit;
-    /** The engine has taken at least one whole record of the peer's. */
-    private boolean tookRecord;
+    /** The peer's handshake has moved the engine on: it sent at least one whole handshake message, not a fragment. */
+    private boolean madeProgress;
+    /** Records without data the transport's links may still decrypt in this poll (shared by them all). */
+    private final QuietRecordShare quietShare;
+    /** The last decrypt stopped at the end of the poll's share, with records left: read again next poll. */
+    private boolean starved;
 
     /**
      * @throws SSLException if the engine will not begin a handshake (TLS 1.3 disabled in this JVM's security
      *                      settings, say): this connection fails, with the reason, and nothing else.
      */
-    TlsLink(final SSLEngine engine) throws SSLException
+    TlsLink(final SSLEngine engine, final QuietRecordShare quietShare) throws SSLException
     {
         this.engine = engine;
+        this.quietShare = quietShare;
         final SSLSession session = engine.getSession();
         packetLength = session.getPacketBufferSize();
         netIn = ByteBuffer.allocate(packetLength);
@@ -174,12 +179,19 @@ final class TlsLink
     }
 
     /**
-     * @return true once the peer has sent at least one whole record: a connection that sent only the first bytes of
-     * one is as silent as one that sent nothing, however long it takes to send the rest.
+     * @return true once the peer has sent a whole handshake message the engine could act on, or a whole record waits
+     * for its turn: a connection that sent only part of a record, or records holding only part of a message, is as
+     * silent as one that sent nothing, however long it takes to send the rest.
      */
     boolean spoke()
     {
-        return tookRecord || holdsWholeRecord();
+        return madeProgress || holdsWholeRecord();
+    }
+
+    /** @return true if the last decrypt stopped at the end of the poll's share of records without data. */
+    boolean starved()
+    {
+        return starved;
     }
 
     /**
@@ -195,8 +207,14 @@ final class TlsLink
             handshake(channel);
         }
         int added = drainPlain(plain);
+        starved = false;
         while (handshakeDone && netIn.position() > 0 && 0 == plainIn.position())
         {
+            if (quietShare.spent())
+            {
+                starved = true;
+                break;
+            }
             final SSLEngineResult result = unwrap();
             if (SSLEngineResult.Status.CLOSED == result.getStatus())
             {
@@ -280,7 +298,7 @@ final class TlsLink
                 if (wrapPending)
                 {
                     // This side's own key update (its key limit for its own records): it asks for an answer.
-                    answersOwed++;
+                    answersOwed = Math.min(QUIET_RECORD_SAVED, answersOwed + 1);
                 }
                 else
                 {
@@ -310,18 +328,23 @@ final class TlsLink
             if (SSLEngineResult.HandshakeStatus.NEED_WRAP == next)
             {
                 // This side's own key update (its key limit for the peer's records), asking for an answer; or an
-                // answer of ours still unsent from before, which counts one more owed than there is: harmless.
-                answersOwed++;
+                // answer of ours still unsent from before, which counts one more owed than there is: bounded, so
+                // that data records sent while our answer waits cannot build up credit without end.
+                answersOwed = Math.min(QUIET_RECORD_SAVED, answersOwed + 1);
             }
         }
-        else if (result.bytesConsumed() > 0 && answersOwed > 0)
+        else if (result.bytesConsumed() > 0)
         {
-            answersOwed--;
-        }
-        else if (result.bytesConsumed() > 0 && --quietRecordCredit < 0)
-        {
-            throw new SSLException("the peer sent records without data (key updates) faster than this side's " +
-                "records and its data give cause for: a flood");
+            quietShare.take();
+            if (answersOwed > 0)
+            {
+                answersOwed--;
+            }
+            else if (--quietRecordCredit < 0)
+            {
+                throw new SSLException("the peer sent records without data (key updates) faster than this side's " +
+                    "records and its data give cause for: a flood");
+            }
         }
         if (wrapPending && 0 == result.bytesProduced() && result.bytesConsumed() > 0 &&
             ++unanswered > MAX_UNANSWERED)
@@ -465,7 +488,9 @@ final class TlsLink
         try
         {
             final SSLEngineResult result = engine.unwrap(netIn, plainIn);
-            tookRecord |= result.bytesConsumed() > 0;
+            madeProgress |= result.bytesConsumed() > 0 &&
+                SSLEngineResult.HandshakeStatus.NEED_UNWRAP != result.getHandshakeStatus() &&
+                SSLEngineResult.HandshakeStatus.NEED_UNWRAP_AGAIN != result.getHandshakeStatus();
             return result;
         }
         finally

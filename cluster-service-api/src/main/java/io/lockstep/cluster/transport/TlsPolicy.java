@@ -45,6 +45,8 @@ final class TlsPolicy
     /** Accepted connections whose TLS handshake waits for a later poll's share (at most the handshake bound). */
     private final ArrayDeque<TcpConnection> deferred = new ArrayDeque<>();
     private int handshakeReads;
+    /** Records without data all this transport's links may decrypt in one poll. */
+    private final QuietRecordShare quietRecords = new QuietRecordShare();
 
     TlsPolicy(final TlsFiles files, final Set<LinkClass> required)
     {
@@ -56,6 +58,13 @@ final class TlsPolicy
     void startPoll()
     {
         handshakeReads = 0;
+        quietRecords.startPoll();
+    }
+
+    /** @return records without data decrypted so far in this poll, over every link. */
+    int quietRecords()
+    {
+        return quietRecords.used();
     }
 
     /** @return reads of accepted connections in their TLS handshake so far in this poll. */
@@ -79,7 +88,7 @@ final class TlsPolicy
     TlsLink dial(final Member self, final Member peer) throws SSLException
     {
         final boolean tls = null == self ? !required.isEmpty() : required.contains(LinkClass.between(self, peer));
-        return tls ? new TlsLink(files.diallingEngine(peer.host(), peer.port())) : null;
+        return tls ? new TlsLink(files.diallingEngine(peer.host(), peer.port()), quietRecords) : null;
     }
 
     /**
@@ -110,7 +119,7 @@ final class TlsPolicy
      */
     TlsLink accept() throws SSLException
     {
-        return null == files ? null : new TlsLink(files.acceptingEngine());
+        return null == files ? null : new TlsLink(files.acceptingEngine(), quietRecords);
     }
 
     static String noFilesReason()

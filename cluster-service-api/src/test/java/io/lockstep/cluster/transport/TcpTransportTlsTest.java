@@ -470,11 +470,13 @@ class TcpTransportTlsTest
             // credit for records without data, so that it is the bound on unanswered key updates that closes it.
             final UnsafeBuffer egress = new UnsafeBuffer(new byte[60_000]);
             final long deadline = System.nanoTime() + TIMEOUT_NS;
-            int refused = 0;
-            while (refused < 10)
+            // Full when sends are refused poll after poll for a while: the peer's receive window and this side's
+            // socket buffer are both full, and nothing more leaves.
+            int refusedInARow = 0;
+            while (refusedInARow < 500)
             {
                 assertTrue(System.nanoTime() < deadline, "the member's socket never filled");
-                refused += m.send(senders.get(0), egress, 0, egress.capacity()) ? 0 : 1;
+                refusedInARow = m.send(senders.get(0), egress, 0, egress.capacity()) ? 0 : refusedInARow + 1;
                 pump(m);
             }
             final Thread flood = new Thread(() ->
@@ -482,8 +484,11 @@ class TcpTransportTlsTest
                 try
                 {
                     // Each call on an open TLS 1.3 link sends a key update that asks for one back; nothing is read.
+                    // 4 KiB of data before each pays for it, so that only the bound on unanswered ones can stop it.
+                    final byte[] data = ingressFrame(new byte[4096]);
                     for (int i = 0; i < 1_000_000; i++)
                     {
+                        socket.getOutputStream().write(data);
                         socket.startHandshake();
                     }
                 }
@@ -578,21 +583,28 @@ class TcpTransportTlsTest
                 assertTrue(System.nanoTime() < deadline, "the whole ClientHello was not answered; " + problems);
                 pump(m);
             }
-            // Now twenty connections that send only a record's first two bytes, four times the room there is: they
-            // have said nothing whole, so they are the ones evicted, and the connection that did stays.
-            for (int i = 0; i < 20; i++)
+            // Now connections that send only a record's first two bytes, or one whole record that holds only the
+            // first four bytes of a ClientHello, twenty of each, four times the room there is: none of them has
+            // said anything the engine could act on, so they are the ones evicted, and the connection that did stays.
+            final byte[][] openings = { { 0x16, 0x03 }, { 0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x01, (byte)0xaf } };
+            for (final byte[] opening : openings)
             {
-                final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
-                flood.add(socket);
-                socket.getOutputStream().write(new byte[]{ 0x16, 0x03 });
-                pump(m);
+                final List<java.net.Socket> round = new ArrayList<>();
+                for (int i = 0; i < 20; i++)
+                {
+                    final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                    flood.add(socket);
+                    round.add(socket);
+                    socket.getOutputStream().write(opening);
+                    pump(m);
+                }
+                while (closed(round) < 12)
+                {
+                    assertTrue(System.nanoTime() < deadline, "closed " + closed(round) + " of 20; " + problems);
+                    pump(m);
+                }
+                assertEquals(0, closed(List.of(genuine)), "the connection whose handshake moved on was evicted");
             }
-            while (closed(flood) < 12)
-            {
-                assertTrue(System.nanoTime() < deadline, "closed " + closed(flood) + " of 20; " + problems);
-                pump(m);
-            }
-            assertEquals(0, closed(List.of(genuine)), "the connection that sent a whole record was evicted");
         }
         finally
         {
@@ -600,6 +612,65 @@ class TcpTransportTlsTest
             {
                 socket.close();
             }
+        }
+    }
+
+    @Test
+    void keyUpdatesSavedUpAndSentAtOnceAreSpreadOverPollsNotTakenInOne() throws Exception
+    {
+        final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
+        final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
+        final int updates = 200;
+        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+            .createSocket())
+        {
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            final Thread client = new Thread(() ->
+            {
+                try
+                {
+                    socket.startHandshake();
+                    socket.getOutputStream().write(clientHelloFrame());
+                    // 4 KiB of data per key update to come: enough credit that none of them is a flood.
+                    for (int i = 0; i < updates + 10; i++)
+                    {
+                        socket.getOutputStream().write(ingressFrame(new byte[4096]));
+                    }
+                    socket.getOutputStream().flush();
+                }
+                catch (final IOException ex)
+                {
+                    problems.add("client: " + ex);
+                }
+            });
+            client.setDaemon(true);
+            client.start();
+            pumpUntil(() -> received.size() == updates + 10, m);
+            client.join(TimeUnit.SECONDS.toMillis(10));
+            // The member does not poll while the key updates are sent: on loopback each write is in the member's
+            // socket when it returns, so they all wait there at once, as a burst saved up would arrive.
+            for (int i = 0; i < updates; i++)
+            {
+                socket.startHandshake();
+            }
+            int polls = 0;
+            int total = 0;
+            int most = 0;
+            final long deadline = System.nanoTime() + TIMEOUT_NS;
+            while (total < updates)
+            {
+                assertTrue(System.nanoTime() < deadline, "key updates decrypted: " + total + "; " + problems);
+                pump(m);
+                assertTrue(m.tlsQuietRecordsLastPoll() <= QuietRecordShare.PER_POLL,
+                    "decrypted in one poll: " + m.tlsQuietRecordsLastPoll());
+                total += m.tlsQuietRecordsLastPoll();
+                most = Math.max(most, m.tlsQuietRecordsLastPoll());
+                polls++;
+            }
+            assertEquals(QuietRecordShare.PER_POLL, most, "the share was reached, and the rest waited");
+            assertTrue(polls > updates / QuietRecordShare.PER_POLL, "polls: " + polls);
+            assertTrue(problems.isEmpty(), "a genuine link with credit is not a flood: " + problems);
+            assertEquals(1, m.clientConnections());
         }
     }
 
