@@ -5,7 +5,8 @@ package io.lockstep.cluster.transport;
  * Each costs a key derivation and an answer, about 25 us: credit bounds how many a peer may send in all, and this
  * bounds how many land in one poll, so that a burst saved up by many connections at once is spread over polls
  * instead of holding the member's thread for milliseconds on end (a leader that misses its heartbeats is deposed).
- * A connection that meets the end of the share keeps its records and is read again on the next poll.
+ * Past the share, a connection stops at its next record without data and keeps the rest for the next poll: at most
+ * one more each, and links whose records carry data are not held up.
  */
 final class QuietRecordShare
 {

@@ -210,11 +210,6 @@ final class TlsLink
         starved = false;
         while (handshakeDone && netIn.position() > 0 && 0 == plainIn.position())
         {
-            if (quietShare.spent())
-            {
-                starved = true;
-                break;
-            }
             final SSLEngineResult result = unwrap();
             if (SSLEngineResult.Status.CLOSED == result.getStatus())
             {
@@ -226,8 +221,16 @@ final class TlsLink
                 // plainIn is empty here, and holds any record TLS allows: the peer declared a longer one.
                 throw new SSLException("a TLS record longer than " + plainIn.capacity() + " bytes of data");
             }
-            afterPostHandshakeStep(channel, result);
+            final boolean quiet = afterPostHandshakeStep(channel, result);
             added += drainPlain(plain);
+            if (quiet && quietShare.spent())
+            {
+                // Past the poll's share: this link's next records wait for the next poll. Only a link that sends
+                // records without data stops here; one whose records carry data reads on, so that links spending
+                // the share cannot hold up the others' data.
+                starved = true;
+                break;
+            }
             if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
             {
                 refuseIfNoRoom();
@@ -317,10 +320,15 @@ final class TlsLink
         return finishedHere;
     }
 
-    /** After a record decrypted past the initial handshake: a task to run, or a message to answer. */
-    private void afterPostHandshakeStep(final SocketChannel channel, final SSLEngineResult result)
+    /**
+     * After a record decrypted past the initial handshake: a task to run, or a message to answer.
+     *
+     * @return true if the record carried no data (a key update, most likely).
+     */
+    private boolean afterPostHandshakeStep(final SocketChannel channel, final SSLEngineResult result)
         throws IOException
     {
+        final boolean quiet = 0 == result.bytesProduced() && result.bytesConsumed() > 0;
         SSLEngineResult.HandshakeStatus next = result.getHandshakeStatus();
         if (result.bytesProduced() > 0)
         {
@@ -362,6 +370,7 @@ final class TlsLink
             wrapPending = true;
             sendPending(channel);
         }
+        return quiet;
     }
 
     /**
