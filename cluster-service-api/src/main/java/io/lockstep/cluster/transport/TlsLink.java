@@ -73,7 +73,8 @@ final class TlsLink
     /** Records without data the peer may still send, besides answers it owes. */
     private int quietRecordCredit = QUIET_RECORD_BURST;
     /** This side's key updates that ask for an answer, not yet answered (the JDK asks again on each record while
-     * its key limit is past, so a busy link sends many). */
+     * its key limit is past, so a busy link sends many): at most {@link #QUIET_RECORD_BURST}, beyond which answers
+     * are paid from credit, so that a connection's backlog stays within a few polls' share. */
     private int answersOwed;
     /** Data bytes towards the next credit. */
     private int dataTowardsCredit;
@@ -301,7 +302,7 @@ final class TlsLink
                 if (wrapPending)
                 {
                     // This side's own key update (its key limit for its own records): it asks for an answer.
-                    answersOwed = Math.min(QUIET_RECORD_SAVED, answersOwed + 1);
+                    answersOwed = Math.min(QUIET_RECORD_BURST, answersOwed + 1);
                 }
                 else
                 {
@@ -338,7 +339,7 @@ final class TlsLink
                 // This side's own key update (its key limit for the peer's records), asking for an answer; or an
                 // answer of ours still unsent from before, which counts one more owed than there is: bounded, so
                 // that data records sent while our answer waits cannot build up credit without end.
-                answersOwed = Math.min(QUIET_RECORD_SAVED, answersOwed + 1);
+                answersOwed = Math.min(QUIET_RECORD_BURST, answersOwed + 1);
             }
         }
         else if (result.bytesConsumed() > 0)

@@ -616,7 +616,7 @@ class TcpTransportTlsTest
     }
 
     @Test
-    void keyUpdatesSavedUpAndSentAtOnceAreSpreadOverPollsNotTakenInOne() throws Exception
+    void keyUpdatesSpendAShareAPollAndNeverHoldUpAnotherLinksData() throws Exception
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
@@ -664,21 +664,20 @@ class TcpTransportTlsTest
             genuine.getOutputStream().write(ingressFrame(new byte[777]));
             genuine.getOutputStream().flush();
             pump(m);
-            assertEquals(QuietRecordShare.PER_POLL, m.tlsQuietRecordsLastPoll(), "the share was reached at once");
             assertTrue(received.stream().anyMatch(r -> r.length == 777), "the other client's message was held up");
             int polls = 1;
-            int total = QuietRecordShare.PER_POLL;
+            int total = m.tlsQuietRecordsLastPoll();
             final long deadline = System.nanoTime() + TIMEOUT_NS;
             while (total < updates)
             {
                 assertTrue(System.nanoTime() < deadline, "key updates decrypted: " + total + "; " + problems);
                 pump(m);
-                assertTrue(m.tlsQuietRecordsLastPoll() <= QuietRecordShare.PER_POLL,
+                // The share, plus at most one more per link that had started a record without data.
+                assertTrue(m.tlsQuietRecordsLastPoll() <= QuietRecordShare.PER_POLL + 1,
                     "decrypted in one poll: " + m.tlsQuietRecordsLastPoll());
                 total += m.tlsQuietRecordsLastPoll();
                 polls++;
             }
-            assertTrue(polls > updates / QuietRecordShare.PER_POLL, "polls: " + polls);
             assertTrue(problems.isEmpty(), "a genuine link with credit is not a flood: " + problems);
             assertEquals(2, m.clientConnections());
         }
