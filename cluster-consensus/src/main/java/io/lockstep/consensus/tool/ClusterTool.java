@@ -301,6 +301,12 @@ public final class ClusterTool
             err.println("lockstep tool: no leader found");
             return 1;
         }
+        if (leader.memberId() == target)
+        {
+            // Already where it was asked to go: done, as a script running this before maintenance expects.
+            out.printf("leader=%d handing_over_to=%d already=true%n", leader.memberId(), target);
+            return 0;
+        }
         if (!client.transferLeadership(leader.memberId(), target, 2000))
         {
             err.println("lockstep tool: leader " + leader.memberId() + " refused to hand over to " + target);
