@@ -329,7 +329,7 @@ public final class TcpTransport implements Transport
 
     /**
      * @return TLS records without data (key updates) decrypted in the last poll, over every link: at most
-     * {@link QuietRecordShare#PER_POLL}.
+     * {@link QuietRecordShare#PER_POLL}, and one more on each link that sends them.
      */
     int tlsQuietRecordsLastPoll()
     {
@@ -698,8 +698,8 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Make room for one more accepted connection by closing the oldest silent one (no Hello and no whole TLS record:
-     * see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that says Hello at once,
+     * Make room for one more accepted connection by closing the oldest silent one (no Hello, and nothing the TLS
+     * engine could act on: see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that says Hello at once,
      * as members, tools and clients do, is past this stage before the silent ones queued around it: refusing new
      * connections instead would lock out a reconnecting member for as long as a flood lasts.
      */
@@ -722,10 +722,11 @@ public final class TcpTransport implements Transport
     }
 
     /**
-     * Accepted and has said nothing whole yet: no Hello, and not one whole TLS record. A connection that sent a TLS
-     * record, perhaps queued for this member's own share of handshake work, has spoken, and is not evicted before
-     * these; one that sent only a record's first bytes has not (a flood of those would otherwise keep a restarting
-     * member's connection the oldest that spoke, and evict it).
+     * Accepted and has said nothing the member could act on: no Hello, and no whole TLS handshake message (see
+     * {@link TlsLink#spoke}). A connection whose handshake moved on, or whose whole record waits for this member's
+     * share of handshake work, has spoken and is not evicted before these; one that sent only part of a record, or a
+     * record holding part of a ClientHello, has not (a flood of those would otherwise keep a restarting member's
+     * connection the oldest that spoke, and evict it).
      */
     private static boolean isSilent(final TcpConnection c)
     {

@@ -72,9 +72,11 @@ final class TlsLink
     private int unanswered;
     /** Records without data the peer may still send, besides answers it owes. */
     private int quietRecordCredit = QUIET_RECORD_BURST;
-    /** This side's key updates that ask for an answer, not yet answered (the JDK asks again on each record while
-     * its key limit is past, so a busy link sends many): at most {@link #QUIET_RECORD_BURST}, beyond which answers
-     * are paid from credit, so that a connection's backlog stays within a few polls' share. */
+    /**
+     * This side's key updates that ask for an answer, not yet answered (the JDK asks again on each record while its
+     * key limit is past, so a busy link sends many): at most {@link #QUIET_RECORD_BURST}, beyond which answers are
+     * paid from credit, so that a connection's backlog stays within a few polls' share.
+     */
     private int answersOwed;
     /** Data bytes towards the next credit. */
     private int dataTowardsCredit;
