@@ -13,6 +13,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -294,8 +295,10 @@ public final class ClusterTool
         final AdminClient client, final int target, final PrintStream out, final PrintStream err)
     {
         final Map<Integer, AdminClient.Status> statuses = client.status(1000);
+        // A deposed leader may still call itself one until it hears the new term: the newest term's leader leads.
         final AdminClient.Status leader = statuses.values().stream()
-            .filter(s -> Role.LEADER == s.role()).findFirst().orElse(null);
+            .filter(s -> Role.LEADER == s.role()).max(Comparator.comparingLong(AdminClient.Status::term))
+            .orElse(null);
         if (null == leader)
         {
             err.println("lockstep tool: no leader found");

@@ -210,6 +210,13 @@ final class TlsLink
             handshake(channel);
         }
         int added = drainPlain(plain);
+        if (starved && quietShare.spent())
+        {
+            // Stopped earlier in this same poll at the end of the share (the selector reports the socket again
+            // while data waits in it): the next poll reads on, so that a link gets one record past the share, not
+            // one per read.
+            return added;
+        }
         starved = false;
         while (handshakeDone && netIn.position() > 0 && 0 == plainIn.position())
         {
@@ -344,7 +351,7 @@ final class TlsLink
                 answersOwed = Math.min(QUIET_RECORD_BURST, answersOwed + 1);
             }
         }
-        else if (result.bytesConsumed() > 0)
+        else if (quiet)
         {
             quietShare.take();
             if (answersOwed > 0)
@@ -357,8 +364,7 @@ final class TlsLink
                     "records and its data give cause for: a flood");
             }
         }
-        if (wrapPending && 0 == result.bytesProduced() && result.bytesConsumed() > 0 &&
-            ++unanswered > MAX_UNANSWERED)
+        if (wrapPending && quiet && ++unanswered > MAX_UNANSWERED)
         {
             throw new SSLException("the peer sent more than " + MAX_UNANSWERED + " handshake messages (key updates) " +
                 "while the answer to the first was still unsent: a flood");

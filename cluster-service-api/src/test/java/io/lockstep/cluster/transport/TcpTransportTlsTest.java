@@ -665,7 +665,6 @@ class TcpTransportTlsTest
             genuine.getOutputStream().flush();
             pump(m);
             assertTrue(received.stream().anyMatch(r -> r.length == 777), "the other client's message was held up");
-            int polls = 1;
             int total = m.tlsQuietRecordsLastPoll();
             final long deadline = System.nanoTime() + TIMEOUT_NS;
             while (total < updates)
@@ -676,7 +675,6 @@ class TcpTransportTlsTest
                 assertTrue(m.tlsQuietRecordsLastPoll() <= QuietRecordShare.PER_POLL + 1,
                     "decrypted in one poll: " + m.tlsQuietRecordsLastPoll());
                 total += m.tlsQuietRecordsLastPoll();
-                polls++;
             }
             assertTrue(problems.isEmpty(), "a genuine link with credit is not a flood: " + problems);
             assertEquals(2, m.clientConnections());
