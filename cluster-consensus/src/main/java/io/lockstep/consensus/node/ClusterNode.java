@@ -359,15 +359,21 @@ public final class ClusterNode implements AutoCloseable
             throw new IllegalArgumentException(ThreadingSettings.THREADING + "=dedicated needs a service to run on " +
                 "its own thread, and this member has none");
         }
-        final String jit = JitSettings.warning();
-        if (null != jit)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), jit);
-        }
         PreloadedClasses.load();
         // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
         // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).
         RolloverRehearsal.run();
+        JitSettings.prepare(config);
+        return new ClusterNode(config, serviceFactory);
+    }
+
+    /**
+     * A member of a {@link JitRehearsal}: started as any other, less the preparations of {@link #startMember}, which
+     * the member being prepared makes.
+     */
+    static ClusterNode startRehearsalMember(
+        final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
+    {
         return new ClusterNode(config, serviceFactory);
     }
 

@@ -33,11 +33,13 @@ import java.util.function.Supplier;
  * and a wrong value gets the same message. Objects that have no text form (the service, a secret held in memory, an
  * authenticator instance) are handed over directly; giving one and also setting its key is refused.
  * <p>
- * Starting a member changes nothing JVM-wide (no security properties, no logging configuration), except that a
+ * Starting a member changes nothing JVM-wide (no security properties, no logging configuration beyond a rehearsal's
+ * quiet spell, below), except that a
  * member serving metrics sets the JDK HTTP server's request and response timeouts, which it reads only from system
  * properties ({@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}). Give the
- * JVM {@code -XX:PerMethodTrapLimit=0} (the member warns at start without it) and the {@code --add-exports} and
- * {@code --add-opens} options Agrona needs (see the docs on embedding a member).
+ * JVM the {@code --add-exports} and {@code --add-opens} options Agrona needs, and {@code -XX:PerMethodTrapLimit=0}:
+ * without it the first member started in the JVM rehearses in-process for a few seconds first (see the docs on
+ * embedding a member), and quiets the {@code io.lockstep} logger while it does.
  */
 public final class ClusterNodeBuilder
 {

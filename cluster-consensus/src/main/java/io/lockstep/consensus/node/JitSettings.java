@@ -5,41 +5,62 @@ import com.sun.management.HotSpotDiagnosticMXBean;
 import java.lang.management.ManagementFactory;
 
 /**
- * The one JVM flag a member's tail depends on. By default C2 leaves out the branches a method has not yet taken and
- * falls back to the interpreter the first time one is taken. A member takes such branches rarely but on its hot
- * paths (the first log segment rollover stalled every member for 17-25 ms at 10k msg/s), and three members in plain
- * JVMs had a p99 two to eight times that of members with {@code -XX:PerMethodTrapLimit=0}, which makes C2 compile
- * those branches too. {@code bin/lockstep} sets it; a member started in another JVM says at start that it is
- * missing, with the fix.
+ * The one JVM flag a member's tail depends on, and what a member does without it. By default C2 leaves out the
+ * branches a method has not yet taken and falls back to the interpreter the first time one is taken. A member takes
+ * such branches rarely but on its hot paths (its first segment rollover, snapshot or failover under load), and each
+ * costs every member a stall of milliseconds; {@code -XX:PerMethodTrapLimit=0} makes C2 compile those branches too.
+ * {@code bin/lockstep} sets it. A member started in a JVM without it runs a {@link JitRehearsal} first, once per JVM,
+ * so that C2 has seen those branches taken; the figures, both ways, are in docs/how-to/tune-latency.md.
  */
 final class JitSettings
 {
     static final String FLAG = "-XX:PerMethodTrapLimit=0";
+    private static final System.Logger LOGGER = System.getLogger(JitSettings.class.getName());
+    /** Guarded by the class: the first member started in this JVM rehearses, the others find it done. */
+    private static boolean rehearsed;
 
     private JitSettings()
     {
     }
 
     /**
-     * @return what to tell the operator when this JVM runs without the flag; null when it has it, or is not a
-     * HotSpot JVM (nothing to say there).
+     * Before a member serves: nothing if the JVM has the flag (or is not HotSpot); otherwise rehearse, the first time
+     * in this JVM.
+     *
+     * @param config the member about to start.
      */
-    static String warning()
+    static synchronized void prepare(final NodeConfig config)
+    {
+        if (hasFlag() || rehearsed)
+        {
+            return;
+        }
+        rehearsed = true;
+        LOGGER.log(System.Logger.Level.INFO, "member {0}: this JVM runs without {1}, so a throwaway cluster " +
+            "rehearses in this process first (a few seconds, once per JVM); start the JVM with {1}, as bin/lockstep " +
+            "does, to skip it", config.memberId(), FLAG);
+        final JitRehearsal.Outcome outcome = JitRehearsal.run(config);
+        if (null != outcome)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: rehearsed in {1} ms: {2} messages, {3} segment " +
+                "rollovers, {4} snapshots, {5} client sessions, a failover", config.memberId(), outcome.elapsedMs(),
+                outcome.messages(), outcome.rollovers(), outcome.snapshots(), outcome.sessions());
+        }
+    }
+
+    /**
+     * @return true if the JVM runs with the flag, or is not a HotSpot JVM (where the flag means nothing).
+     */
+    static boolean hasFlag()
     {
         try
         {
             final HotSpotDiagnosticMXBean hotSpot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-            if (null == hotSpot || "0".equals(hotSpot.getVMOption("PerMethodTrapLimit").getValue()))
-            {
-                return null;
-            }
+            return null == hotSpot || "0".equals(hotSpot.getVMOption("PerMethodTrapLimit").getValue());
         }
         catch (final IllegalArgumentException | UnsupportedOperationException | LinkageError ex)
         {
-            return null;
+            return true;
         }
-        return "this JVM runs without " + FLAG + ": expect a p99 several times higher and stalls of tens of " +
-            "milliseconds (the JIT falls back to the interpreter on branches it left out, such as a log segment " +
-            "rollover's). Add " + FLAG + " to the JVM's options, as bin/lockstep does";
     }
 }
