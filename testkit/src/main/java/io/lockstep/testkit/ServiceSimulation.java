@@ -1,6 +1,7 @@
 package io.lockstep.testkit;
 
 import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.client.SessionClient;
 import io.lockstep.consensus.sim.SeedProgress;
 import io.lockstep.consensus.sim.SeedReplay;
@@ -160,6 +161,9 @@ public final class ServiceSimulation
             io.lockstep.consensus.node.ClusterNode.EGRESS_BUFFER_BYTES));
     }
 
+    /** Client timing in simulated time: keepalive 20 ms, silence 150 ms, 256 unacknowledged, 64 KiB messages. */
+    private static final ClusterClient.Settings SIMULATED_TIMING = new ClusterClient.Settings(20, 150, 256, 64 * 1024);
+
     /** A running simulation: step it, drive clients, then quiesce. */
     public static final class Run
     {
@@ -171,8 +175,25 @@ public final class ServiceSimulation
         }
 
         /**
-         * A client on simulated endpoint {@code c}, with timeouts suited to simulated time; step it after each
-         * {@link #step} with {@code doWork(run.nowNs())}.
+         * A client on simulated endpoint {@code c}: the same {@link ClusterClient} a real cluster's clients use, so
+         * one driver serves both. It runs on simulated time, with timeouts suited to it: {@code poll()} it after each
+         * {@link #step}, and poll until {@code isConnected()} rather than calling {@code awaitConnected}, which waits
+         * in real time.
+         *
+         * @param c        the endpoint, from 0 to the number of clients the run was started with, less one.
+         * @param listener told of each egress message.
+         * @return the client.
+         */
+        public ClusterClient client(final int c, final ClusterClient.EgressListener listener)
+        {
+            return ClusterClient.over(cluster.clientTransport(c), cluster.memberIds(), listener, cluster::nowNs,
+                SIMULATED_TIMING);
+        }
+
+        /**
+         * A client on simulated endpoint {@code c}, as a bare session: step it after each {@link #step} with
+         * {@code doWork(run.nowNs())}. {@link #client(int, ClusterClient.EgressListener)} gives the client a real
+         * cluster's code uses.
          */
         public SessionClient client(final int c, final SessionClient.Listener listener)
         {
@@ -199,15 +220,41 @@ public final class ServiceSimulation
          */
         public void quiesce(final SessionClient... clients)
         {
+            quiesceWith(() ->
+            {
+                for (final SessionClient c : clients)
+                {
+                    c.doWork(cluster.nowNs());
+                }
+            });
+        }
+
+        /**
+         * {@link #quiesce(SessionClient...)} for the clients of {@link #client(int, ClusterClient.EgressListener)}.
+         *
+         * @param first the clients to poll along, so that their retries reach the cluster.
+         * @param more  the others.
+         */
+        public void quiesce(final ClusterClient first, final ClusterClient... more)
+        {
+            quiesceWith(() ->
+            {
+                first.poll();
+                for (final ClusterClient c : more)
+                {
+                    c.poll();
+                }
+            });
+        }
+
+        private void quiesceWith(final Runnable pollClients)
+        {
             cluster.healAndStartAll();
             final long deadline = cluster.nowNs() + 60_000_000_000L;
             do
             {
                 cluster.step(false);
-                for (final SessionClient c : clients)
-                {
-                    c.doWork(cluster.nowNs());
-                }
+                pollClients.run();
                 if (cluster.nowNs() > deadline)
                 {
                     throw new AssertionError("seed " + cluster.seed() + ": members did not converge within 60 " +

@@ -4,6 +4,7 @@ import io.lockstep.cluster.transport.LinkClass;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.TlsFiles;
+import io.lockstep.cluster.transport.Transport;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
@@ -91,7 +92,7 @@ public final class ClusterClient implements AutoCloseable
         }
     }
 
-    private final TcpTransport transport;
+    private final Transport transport;
     private final SessionClient session;
     private final NanoClock clock;
 
@@ -99,14 +100,16 @@ public final class ClusterClient implements AutoCloseable
         final List<Member> members, final EgressListener listener, final NanoClock clock, final Settings settings,
         final byte[] credentials, final TlsFiles tls)
     {
+        this(tcp(members, tls), members.stream().mapToInt(Member::id).toArray(), listener, clock, settings,
+            credentials);
+    }
+
+    private ClusterClient(
+        final Transport transport, final int[] ids, final EgressListener listener, final NanoClock clock,
+        final Settings settings, final byte[] credentials)
+    {
         this.clock = clock;
-        // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
-        this.transport = new TcpTransport(-1, members, 1024 * 1024);
-        if (null != tls)
-        {
-            transport.tls(tls, EnumSet.of(LinkClass.CLIENTS));
-        }
-        final int[] ids = members.stream().mapToInt(Member::id).toArray();
+        this.transport = transport;
         this.session = new SessionClient(transport, ids, new SessionClient.Listener()
         {
             public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
@@ -127,6 +130,38 @@ public final class ClusterClient implements AutoCloseable
         }, TimeUnit.MILLISECONDS.toNanos(settings.keepAliveIntervalMs()),
             TimeUnit.MILLISECONDS.toNanos(settings.silenceTimeoutMs()), settings.maxUnacknowledged(),
             settings.maxMessageLength(), credentials);
+    }
+
+    private static TcpTransport tcp(final List<Member> members, final TlsFiles tls)
+    {
+        // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
+        final TcpTransport transport = new TcpTransport(-1, members, 1024 * 1024);
+        if (null != tls)
+        {
+            transport.tls(tls, EnumSet.of(LinkClass.CLIENTS));
+        }
+        return transport;
+    }
+
+    /**
+     * A client over a network and a clock of your own rather than TCP and the system clock: the test kit's
+     * simulation hands these out ({@code ServiceSimulation.Run.client}), so that one driver of {@code ClusterClient}
+     * serves a simulated cluster and a real one. {@link #awaitConnected} waits in real time and suits only the
+     * system clock; with another clock, poll until {@link #isConnected()}.
+     *
+     * @param transport the client's side of the network; closed with the client.
+     * @param memberIds the members' ids, the endpoints to try.
+     * @param listener  told of each egress message, on the thread that polls.
+     * @param clock     the time {@link #poll()} runs at.
+     * @param settings  timeouts and bounds, in that clock's time.
+     * @return the client.
+     */
+    public static ClusterClient over(
+        final Transport transport, final int[] memberIds, final EgressListener listener, final NanoClock clock,
+        final Settings settings)
+    {
+        return new ClusterClient(java.util.Objects.requireNonNull(transport, "transport"), memberIds.clone(), listener,
+            clock, settings, new byte[0]);
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.lockstep.examples.quickstart;
 
-import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.testkit.ServiceSimulation;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -27,9 +27,9 @@ class TotalServiceSimulationTest
         {
             final ServiceSimulation.Run run = ServiceSimulation.start(seed, 1, TotalService::new, true);
             final List<Long> totals = new ArrayList<>();
-            final SessionClient client = run.client(0, new SessionClient.Listener()
+            final ClusterClient client = run.client(0, new ClusterClient.EgressListener()
             {
-                public void onEgress(final long sessionId, final long sequence, final DirectBuffer buffer,
+                public void onMessage(final long sessionId, final long sequence, final DirectBuffer buffer,
                     final int offset, final int length)
                 {
                     totals.add(buffer.getLong(offset));
@@ -40,7 +40,7 @@ class TotalServiceSimulationTest
                     throw new AssertionError("answers lost from " + fromSequence);
                 }
 
-                public void onClosed(final long sessionId)
+                public void onSessionClosed(final long sessionId)
                 {
                     throw new AssertionError("the session was closed");
                 }
@@ -55,7 +55,7 @@ class TotalServiceSimulationTest
                 {
                     next++;
                 }
-                client.doWork(run.nowNs());
+                client.poll();
             }
             run.quiesce(client);
             final long deadline = run.nowNs() + 30_000_000_000L;
@@ -63,7 +63,7 @@ class TotalServiceSimulationTest
             {
                 assertTrue(run.nowNs() < deadline, totals.size() + " of " + (next - 1) + " answered");
                 run.step(false);
-                client.doWork(run.nowNs());
+                client.poll();
             }
             long total = 0;
             for (int i = 0; i < totals.size(); i++)
