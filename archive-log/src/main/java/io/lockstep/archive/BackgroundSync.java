@@ -12,9 +12,9 @@ import java.util.concurrent.locks.LockSupport;
  * <ul>
  * <li>forces the segment being written at an interval, so the kernel writes dirty log pages back steadily instead of
  * in bursts that block the writer's write() (see {@link ArchiveLogConfig#backgroundSyncIntervalMs});</li>
- * <li>forces and closes each segment the writer has left for good ({@link #retire}). That fdatasync took about 10 ms
- * on the writer's thread at every segment rollover (measured at 10k msg/s: a 10-14 ms stall of the member every 64
- * MiB of log); {@link #awaitRetired} is how {@code sync()} still makes every earlier segment durable.</li>
+ * <li>forces and closes each segment the writer has left for good ({@link #retire}): on the writer's thread that
+ * fdatasync stalled the member about 10 ms at every segment rollover; {@link #awaitRetired} is how {@code sync()}
+ * still makes every earlier segment durable.</li>
  * </ul>
  * It changes no durability promise. The one thread archive-log starts; it is storage I/O outside the single-threaded
  * consensus core, and the simulation's log has none.

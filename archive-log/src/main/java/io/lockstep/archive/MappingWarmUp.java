@@ -11,10 +11,8 @@ import java.nio.file.StandardOpenOption;
  * <p>
  * {@code FileChannel.map} creates each {@code MappedByteBuffer} through a reflective constructor. On JDK 17 the first
  * 15 calls of a reflective constructor go through JNI; the 16th generates a bytecode accessor class, loading about 15
- * classes of {@code jdk.internal.reflect} and defining one. A leader maps one segment per reader at each rollover, so
- * its 16th mapping fell inside its third rollover: seen at 20k msg/s with {@code -Xlog:class+load} (the accessor
- * defined at that instant) and async-profiler (5-9 ms of the member's thread in {@code ClassFileAssembler} and
- * {@code defineClass1} within one 19 ms rollover). Followers map less and reached it after a gigabyte of log or more.
+ * classes of {@code jdk.internal.reflect} and defining one: 5-9 ms of the member's thread inside a leader's third
+ * segment rollover (one mapping per reader per rollover), under load.
  * <p>
  * Mapping zero bytes makes no system call and still goes through that constructor, so a few of those at open cost
  * microseconds. On JDKs whose reflection does not inflate (18 and later use method handles) it does no harm.

@@ -16,9 +16,8 @@ import java.util.stream.Stream;
  * <p>
  * A rollover runs once per segment, so its code stays in the interpreter, and each call site it reaches for the
  * first time is linked there: the JDK's file and channel calls, the hand-over to the background sync and the unmap
- * thread, mapping the next segment. Measured on a leader at 5k msg/s (wall-clock profiles, 2026-11-25), the first
- * rollover kept its thread runnable 14-16 ms, against 2-6 ms for later ones (CPU profiles); a stall that every member
- * took, at the same log position, once per process. Two of those costs are also taken away where they arise, for
+ * thread, mapping the next segment: the first rollover held a member's thread several times longer than later ones,
+ * on every member at the same log position. Two of those costs are also taken away where they arise, for
  * any user of the log ({@link MappingWarmUp}, and the queue in {@link BackgroundSync}); this takes the rest.
  * <p>
  * Costs about 0.1 s at start (20 ms once the log's classes are loaded) and 20 tiny files, deleted before it returns.

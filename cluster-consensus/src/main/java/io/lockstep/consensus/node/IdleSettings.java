@@ -21,9 +21,9 @@ import java.util.Properties;
  * <li>{@code spin}: busy spin, never sleeping: the lowest latency, one core per member kept at 100%. Only for
  * machines with a core to spare for each member (and the client gateways).</li>
  * </ul>
- * The spins and yields apply to {@code selector}. 10 spins and 1 yield, against 100 and 10, at 10k msg/s on the
- * 2-core machine (bench latency): the whole machine at 140-143% CPU instead of 181-186%, p99 1.3-1.5 ms instead of
- * 1.3-2.1 ms, p50 10-20 us higher. The selector strategy skips them while they keep finding nothing (see
+ * The spins and yields apply to {@code selector}. The defaults (10 spins, 1 yield) are small because on a machine
+ * where members share cores, longer spinning took CPU from the others without lowering the p99 (figures in
+ * benchmarks/results/history.md). The selector strategy skips them while they keep finding nothing (see
  * {@link SelectorIdleStrategy}).
  *
  * @param strategy selector, yield or spin.

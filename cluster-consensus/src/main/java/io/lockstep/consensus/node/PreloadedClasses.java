@@ -6,7 +6,7 @@ package io.lockstep.consensus.node;
  * <p>
  * The JIT compiles the hot loop knowing only the classes loaded so far: a path that reaches a class not yet loaded
  * becomes a trap, and loading a class can invalidate what was compiled on the assumption that it did not exist. Both
- * happened here at 10k msg/s, seen with {@code -Xlog:jit+compilation,class+load}:
+ * happened under load (seen with {@code -Xlog:jit+compilation,class+load}):
  * <ul>
  *     <li>The queue nodes of {@code AbstractQueuedSynchronizer} load the first time some lock is contended, which
  *     was the first segment rollover handing a segment to the background sync. At that moment

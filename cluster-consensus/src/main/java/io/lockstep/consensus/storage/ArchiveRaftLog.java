@@ -36,16 +36,15 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * <p>
  * Crash safety of the two operations that remove log: a purge saves the base first and then deletes segments, and a
  * reopened log finishes a purge the base is ahead of. Both steps of a purge run on a thread of this class: the log's
- * start moves at once (readers are refused below it), but an fsync and unlinking whole segments cost from
- * milliseconds to over a hundred (measured: a 130 ms stall at 20k msg/s when they ran on the member's thread). A
+ * start moves at once (readers are refused below it), but an fsync and unlinking whole segments can cost the
+ * member's thread over a hundred milliseconds. A
  * reset renames the log directory away (one atomic step), saves the base, and creates the new log there; a
  * reopened log with no directory starts at the saved base, and a leftover renamed directory is deleted.
  * <p>
- * The purge thread waits a configured delay before it deletes. Every member snapshots at the same log position, so
- * without it three members' deletes (25 ms of CPU each on a 2-vCPU machine, measured) land in the same instant as
- * their snapshots: at 20k msg/s that second held 1,050-1,360 messages over 1 ms; with the deletes 1, 2 and 3 s
- * later, 380-390, and p99 fell from 1.2-1.9 ms to 0.6-0.7 ms. A delay only keeps files longer: the start has moved
- * already, and the base is saved before the delete, as without it. A reset or close does not wait out the delay.
+ * The purge thread waits a configured delay before it deletes, staggered by member id: every member snapshots at
+ * the same log position, and three members' deletes landing with their snapshots doubled the p99 on two cores
+ * (figures in benchmarks/results/history.md). A delay only keeps files longer: the start has moved already, and the
+ * base is saved before the delete, as without it. A reset or close does not wait out the delay.
  */
 public final class ArchiveRaftLog implements RaftLog
 {
@@ -56,12 +55,9 @@ public final class ArchiveRaftLog implements RaftLog
     private java.util.function.LongConsumer flushTimes;
     private final ExecutorService purger;
     /**
-     * Pause of the purge thread after each 1 MiB it cuts from a segment it deletes (see ArchiveLog): a 64 MiB
-     * segment goes in about 0.4 s. Why 6 ms and not 1: each cut holds a CPU 0.16-0.33 ms, and on two vCPUs cuts
-     * 1 ms apart still met the member threads often enough to show. Four interleaved pairs of Lockstep sweeps, the
-     * first snapshot's purges inside the 20k msg/s window: p99 at 20k 637, 581, 623 and 625 us against 965, 783,
-     * 923 and 664, and that window's first second held 156-640 messages over 1 ms against 674-853. The purge still
-     * outruns the log at saturation (64 MiB per 0.4 s against about 70 MB/s written).
+     * Pause of the purge thread after each 1 MiB it cuts from a segment it deletes (see ArchiveLog), so that the cuts
+     * leave the member threads a CPU on a small machine (6 ms rather than 1 ms: figures in
+     * benchmarks/results/history.md). A 64 MiB segment still goes in about 0.4 s, faster than the log grows.
      */
     private static final long PURGE_STEP_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(6);
     private final long purgeDelayNs;

@@ -13,11 +13,9 @@ import org.agrona.concurrent.IdleStrategy;
  * row that each ended in the selector, a period waits at once, except one in {@link #PROBE_INTERVAL}, which still
  * spins; work found by spinning or yielding brings them back for every period. Each spin is a duty cycle, that is
  * a poll of the sockets, so they cost a member CPU for every message. They pay where the next message comes within
- * them: a leader's second acknowledgement, a busy flow. At a steady 10k msg/s a follower's next append comes 100 us
- * after its last, well after its spins end, and those spins were a third of its CPU (an async-profiler profile of
- * a follower: {@code Thread.yield} 16%, {@code selectNow} 14%). Measured in three interleaved pairs of sweeps on the
- * 2-core machine: members' CPU per message about 15% lower at 1k msg/s and 5% at 10k, p99 within the noise (README,
- * "Where the tail and the CPU go").
+ * them: a leader's second acknowledgement, a busy flow. A follower at a steady rate gets its next append well after
+ * its spins end, and those spins were a third of its CPU; skipping them costs no p99 (figures in
+ * benchmarks/results/history.md).
  */
 public final class SelectorIdleStrategy implements IdleStrategy
 {
