@@ -28,12 +28,12 @@ import java.util.logging.Logger;
  *     ServiceSimulation.forSeeds("matching engine", 1, 500, seed ->
  *     {
  *         final ServiceSimulation.Run run = ServiceSimulation.start(seed, 2, MyEngine::new, true);
- *         final SessionClient trader = run.client(0, listener);
+ *         final ClusterClient trader = run.client(0, listener);  // the client a real cluster's clients use
  *         for (int step = 0; step < 3000; step++)
  *         {
  *             run.step(true);                          // faults on
  *             trader.offer(...);                       // your workload, decided with run.random()
- *             trader.doWork(run.nowNs());
+ *             trader.poll();
  *         }
  *         run.quiesce(trader);                         // faults off, everything heals
  *         ... assert what your clients saw ...
@@ -41,7 +41,7 @@ import java.util.logging.Logger;
  * }
  * }</pre>
  * A failing seed is run again at once in the same JVM: the error says whether it failed again (a bug the seed
- * replays: run that one seed) or not (something outside the seed reached the run). For the snapshot side, see also
+ * replays: run that one seed, {@code forSeeds(name, seed, 1, run)}) or not (something outside the seed reached the run). For the snapshot side, see also
  * {@code io.lockstep.consensus.service.SnapshotReplayCheck}: snapshot then replay must equal a full replay.
  */
 public final class ServiceSimulation
@@ -72,6 +72,8 @@ public final class ServiceSimulation
      */
     public static void forSeeds(final String name, final long first, final int count, final SeedRun run)
     {
+        // Before any seed: a JVM without Agrona's option would otherwise fail seed 1 as if the service were wrong.
+        io.lockstep.cluster.JvmOptions.check();
         // A simulated member logs what a real one would (elections, recoveries, refusals): dozens of lines a seed.
         // Only warnings and errors are shown while the seeds run, unless -Dlockstep.sim.verbose=true.
         final Logger lockstep = Logger.getLogger("io.lockstep");

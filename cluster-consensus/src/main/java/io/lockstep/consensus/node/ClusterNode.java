@@ -50,6 +50,8 @@ public final class ClusterNode implements AutoCloseable
     private final AgentRunner serviceRunner;
     private final MetricsServer metricsServer;
     private final io.lockstep.consensus.MemberMetrics metrics;
+    /** The service instances this member runs, watched for sharing with another member; null without a service. */
+    private final ServiceInstances services;
 
     /** Bound on open client sessions. Part of replicated state: {@code tool replay} must use the same. */
     public static final int MAX_SESSIONS = 4096;
@@ -125,12 +127,27 @@ public final class ClusterNode implements AutoCloseable
         consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
             null == raftLog.promiseLost() ? 0 : 1);
         final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
-        agent = null == serviceFactory ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
-            transport, raftLog, serviceFactory::get, new FileSnapshotStorage(config.dataDir()),
-            new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
-                config.snapshotKeep(), new SystemNanoClock()),
-            TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
-            new BackoffIdleStrategy(), handoff);
+        services = null == serviceFactory ? null : new ServiceInstances(serviceFactory);
+        try
+        {
+            // Makes the service and loads its snapshot: a failure here must not leave the port and the log open.
+            agent = null == services ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
+                transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
+                new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
+                    config.snapshotKeep(), new SystemNanoClock()),
+                TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES,
+                MAX_TIMERS, new BackoffIdleStrategy(), handoff);
+        }
+        catch (final RuntimeException ex)
+        {
+            if (null != services)
+            {
+                services.release();
+            }
+            raftLog.close();
+            transport.close();
+            throw ex;
+        }
         if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
         {
             member.clientAuthenticator(config.security().authenticator())
@@ -216,6 +233,10 @@ public final class ClusterNode implements AutoCloseable
                 if (null != serviceRunner)
                 {
                     serviceRunner.close();
+                }
+                if (null != services)
+                {
+                    services.release();
                 }
             }
 
@@ -359,6 +380,7 @@ public final class ClusterNode implements AutoCloseable
             throw new IllegalArgumentException(ThreadingSettings.THREADING + "=dedicated needs a service to run on " +
                 "its own thread, and this member has none");
         }
+        io.lockstep.cluster.JvmOptions.check();
         PreloadedClasses.load();
         // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
         // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).

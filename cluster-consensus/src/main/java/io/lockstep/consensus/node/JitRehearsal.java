@@ -65,7 +65,7 @@ final class JitRehearsal
     private int sessions;
 
     /** What a rehearsal went through: rollovers are counted from the bytes sent, so they are a lower bound. */
-    record Outcome(long messages, int snapshots, long rollovers, int sessions, long elapsedMs)
+    record Outcome(long messages, int snapshots, long rollovers, int sessions)
     {
     }
 
@@ -170,8 +170,7 @@ final class JitRehearsal
             }
             await(client.leaderId() != firstLeader, client, "fail over");
         }
-        return new Outcome(sent, snapshots.get(), bytesSent / SEGMENT_LENGTH, sessions,
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        return new Outcome(sent, snapshots.get(), bytesSent / SEGMENT_LENGTH, sessions);
     }
 
     /**

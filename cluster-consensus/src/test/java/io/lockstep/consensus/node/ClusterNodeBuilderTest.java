@@ -153,6 +153,29 @@ class ClusterNodeBuilderTest
     }
 
     @Test
+    void oneServiceInstanceForTwoMembersIsRefusedAndTheRefusedMemberLeavesNothingOpen() throws Exception
+    {
+        final int[] ports = { freePort(), freePort(), freePort() };
+        final CountingService shared = new CountingService(0);
+        members.add(builder(0, ports).service(() -> shared).start());
+        final IllegalStateException refused = assertThrows(IllegalStateException.class,
+            () -> builder(1, ports).service(() -> shared).start());
+        assertTrue(refused.getMessage().contains("another member of this JVM runs"), refused.getMessage());
+        // The refused member closed its port and its log: the same member starts at once with its own instance.
+        members.add(builder(1, ports).service(() -> new CountingService(1)).start());
+        // And once the first member stops, its instance is free for a member of its own.
+        members.remove(0).close();
+        members.add(builder(2, ports).service(() -> shared).start());
+    }
+
+    private ClusterNodeBuilder builder(final int id, final int[] ports)
+    {
+        return ClusterNode.builder().memberId(id)
+            .member(0, "127.0.0.1", ports[0]).member(1, "127.0.0.1", ports[1]).member(2, "127.0.0.1", ports[2])
+            .dataDir(dir.resolve("shared" + id)).secret(SECRET).durability(DurabilityPolicy.NONE);
+    }
+
+    @Test
     void anObjectInPlaceOfAKeyIsUsedAndSaysSoAtStart() throws Exception
     {
         final NodeConfig config = ClusterNode.builder().memberId(0).member(0, "127.0.0.1", 9101).dataDir(dir)

@@ -134,6 +134,7 @@ public final class ClusterClient implements AutoCloseable
 
     private static TcpTransport tcp(final List<Member> members, final TlsFiles tls)
     {
+        io.lockstep.cluster.JvmOptions.check();
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
         final TcpTransport transport = new TcpTransport(-1, members, 1024 * 1024);
         if (null != tls)
@@ -160,6 +161,7 @@ public final class ClusterClient implements AutoCloseable
         final Transport transport, final int[] memberIds, final EgressListener listener, final NanoClock clock,
         final Settings settings)
     {
+        io.lockstep.cluster.JvmOptions.check();
         return new ClusterClient(java.util.Objects.requireNonNull(transport, "transport"), memberIds.clone(), listener,
             clock, settings, new byte[0]);
     }
