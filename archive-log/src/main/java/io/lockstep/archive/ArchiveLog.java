@@ -226,7 +226,8 @@ public final class ArchiveLog implements AutoCloseable
         long position = pendingPosition;
         final long segmentEnd = segmentBase(position) + segmentLength;
         final boolean padding = position + aligned > segmentEnd;
-        if (batchLength + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength)
+        if (batchLength + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength ||
+            reachesSecondSegmentEnd((padding ? segmentEnd : position) + aligned))
         {
             return (int)BACK_PRESSURED;
         }
@@ -284,6 +285,15 @@ public final class ArchiveLog implements AutoCloseable
             required += bytes;
             o += bytes;
             position += result;
+        }
+        if (reachesSecondSegmentEnd(position))
+        {
+            if (0 == batchLength)
+            {
+                throw new ArchiveException(CORRUPT_FRAME, null, pendingPosition,
+                    "replicated frames cover two segment ends, which no block a log reader hands out does");
+            }
+            return BACK_PRESSURED;
         }
         if (batchLength + required > maxBatchLength)
         {
@@ -778,6 +788,21 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
+     * One write covers at most one segment end. A batch holds only the header of a padding frame but covers the log to
+     * the segment end, so a batch shorter than {@code maxBatchLength} can still reach a second end (a follower that
+     * takes several blocks before it writes did, and stopped): such frames wait for the next batch. An empty batch
+     * never reaches two ends: a frame is shorter than a segment, and a reader's block ends at the first end.
+     *
+     * @param endPosition where the log would end with the frames added.
+     * @return true if that is at or past the second segment end from where the batch starts.
+     */
+    private boolean reachesSecondSegmentEnd(final long endPosition)
+    {
+        return endPosition >= segmentBase(0 == batchLength ? pendingPosition : batchStartPosition) +
+            2L * segmentLength;
+    }
+
+    /**
      * Account for bytes added to the batch. When the log reaches a segment end, the batch bytes after this point
      * belong to the next segment file.
      */
@@ -787,7 +812,7 @@ public final class ArchiveLog implements AutoCloseable
         pendingPosition = newPendingPosition;
         if (0 == (newPendingPosition & (segmentLength - 1)))
         {
-            // A batch is at most one segment long, so it crosses at most one segment end.
+            // Appends stop short of a second segment end (reachesSecondSegmentEnd): reaching one is a bug here.
             if (splitOffset >= 0)
             {
                 throw new IllegalStateException("batch crosses two segment ends: splitOffset=" + splitOffset);

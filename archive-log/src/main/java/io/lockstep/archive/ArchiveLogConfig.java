@@ -219,15 +219,12 @@ public final class ArchiveLogConfig
             throw new IllegalArgumentException("segmentLength must be a power of two in [" + MIN_SEGMENT_LENGTH +
                 ", " + MAX_SEGMENT_LENGTH + "]: " + segmentLength);
         }
-        // A batch holds only the header of a padding frame but covers the log to the segment end, so it covers
-        // more log than its length. At most half a segment, a batch cannot cover two segment ends (it would have to
-        // hold every frame of a whole segment), which one write could not do.
-        if (maxBatchLength < MIN_MAX_BATCH_LENGTH || maxBatchLength > segmentLength / 2 ||
+        if (maxBatchLength < MIN_MAX_BATCH_LENGTH || maxBatchLength > segmentLength ||
             maxBatchLength % FrameDescriptor.FRAME_ALIGNMENT != 0)
         {
             throw new IllegalArgumentException("maxBatchLength must be a multiple of " +
-                FrameDescriptor.FRAME_ALIGNMENT + " in [" + MIN_MAX_BATCH_LENGTH + ", half the segmentLength " +
-                segmentLength + "]: " + maxBatchLength);
+                FrameDescriptor.FRAME_ALIGNMENT + " in [" + MIN_MAX_BATCH_LENGTH + ", segmentLength=" + segmentLength +
+                "]: " + maxBatchLength);
         }
         if (backgroundSyncIntervalMs < 0)
         {

@@ -194,10 +194,7 @@ public record NodeConfig(
         final String timeouts = p.getProperty(TIMEOUTS, "lan").trim().toUpperCase(Locale.ROOT);
         final String durability = p.getProperty(DURABILITY, "batch").trim().toUpperCase(Locale.ROOT);
         final int segmentLength = intValue(source, p, SEGMENT_LENGTH, ArchiveLogConfig.DEFAULT_SEGMENT_LENGTH);
-        // By default 1 MiB, or half a segment if segments are smaller (a batch may be at most that).
-        final int maxBatch = intValue(source, p, MAX_BATCH,
-            Math.max(ArchiveLogConfig.MIN_MAX_BATCH_LENGTH, Math.min(ArchiveLogConfig.DEFAULT_MAX_BATCH_LENGTH,
-            segmentLength / 2)));
+        final int maxBatch = intValue(source, p, MAX_BATCH, ArchiveLogConfig.DEFAULT_MAX_BATCH_LENGTH);
         final String service = p.getProperty(SERVICE, "").trim();
         if (serviceGiven && !service.isEmpty())
         {

@@ -42,16 +42,6 @@ class NodeConfigTest
     }
 
     @Test
-    void theBatchBoundIsAtMostHalfASegmentAndItsDefaultFollowsSmallSegments() throws Exception
-    {
-        assertEquals(1024 * 1024, NodeConfig.load(write(GOOD), new Properties()).maxBatchLength());
-        assertEquals(512 * 1024, NodeConfig.load(write(GOOD + "lockstep.log.segment.length=1048576\n"),
-            new Properties()).maxBatchLength(), "half a 1 MiB segment, not the 1 MiB default");
-        assertError("maxBatchLength must be a multiple of 32 in [256, half the segmentLength 1048576]: 1048576",
-            GOOD + "lockstep.log.segment.length=1048576\nlockstep.log.max.batch=1048576\n");
-    }
-
-    @Test
     void thePurgeDelayIsSetByKeyAndBounded() throws Exception
     {
         assertEquals(0, NodeConfig.load(write(GOOD + "lockstep.log.purge.delay.ms=0\n"), new Properties())
