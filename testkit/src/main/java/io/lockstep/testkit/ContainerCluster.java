@@ -173,6 +173,8 @@ public final class ContainerCluster implements TestCluster
     {
         return List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            // As bin/lockstep node: without it every start and restart would rehearse for seconds first.
+            "-XX:PerMethodTrapLimit=0",
             "-XX:+UseSerialGC", "-Xmx256m", "-cp", classPath, ClusterNode.class.getName(),
             "--config", "/app/conf/node.properties");
     }

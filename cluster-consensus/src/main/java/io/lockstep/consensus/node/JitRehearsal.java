@@ -1,5 +1,7 @@
 package io.lockstep.consensus.node;
 
+import io.lockstep.cluster.ClientAuthenticator;
+import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.ClusterSecret;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -11,12 +13,14 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -30,10 +34,13 @@ import java.util.stream.Stream;
  * the interpreter the first time one is taken under real load.
  * <p>
  * The rehearsal members are the member's own classes with its durability and threading, a service of their own
- * ({@link RehearsalService}), and a temporary directory deleted afterwards. It runs once per JVM, costs a few
- * seconds of CPU at start, and cannot fail a member: an error is reported, and the member starts as it would have.
- * While it runs, the {@code io.lockstep} logger is quiet (its level is put back afterwards), so that a throwaway
- * cluster's elections do not read as the member's.
+ * ({@link RehearsalService}), a random member secret, an authenticator that lets in only the rehearsal's clients
+ * (a random token), at most 16 client connections, and a temporary directory deleted afterwards (also if the process
+ * is stopped meanwhile, short of a SIGKILL). It runs once per JVM, adds seconds to the start, and cannot fail a
+ * member: any error, out-of-memory included, is reported, and the member starts as it would have. While it runs, the
+ * {@code java.util.logging} level of {@code io.lockstep} is OFF (put back afterwards), so that a throwaway cluster's
+ * elections do not read as the member's; other logging back ends, or loggers below it with levels of their own, still
+ * show them.
  */
 final class JitRehearsal
 {
@@ -52,7 +59,7 @@ final class JitRehearsal
     private static final int MAX_IN_FLIGHT = 32;
     private static final int[] MESSAGE_LENGTHS = { 32, 288, 1000, 64, 4000, 288, 128, 288 };
     /** How long each session of the second client lasts (see {@link #churn}). */
-    private static final long CHURN_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long CHURN_NS = TimeUnit.MILLISECONDS.toNanos(400);
 
     private final List<ClusterNode> members = new ArrayList<>();
     private final AtomicInteger snapshots = new AtomicInteger();
@@ -60,6 +67,7 @@ final class JitRehearsal
     private long answered;
     private long bytesSent;
     private String endpoints;
+    private byte[] credentials;
     private ClusterClient churn;
     private long churnSince;
     private int sessions;
@@ -74,26 +82,40 @@ final class JitRehearsal
     }
 
     /**
-     * Rehearse with the settings of the member about to start.
+     * Rehearse with the settings of the member about to start, in a directory of its own under
+     * {@code java.io.tmpdir}.
      *
      * @param like the member's configuration: its durability and threading are rehearsed.
      * @return what it went through, or null if it failed (reported as a warning).
      */
     static Outcome run(final NodeConfig like)
     {
+        return run(like, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * @param parent where the rehearsal's directory goes.
+     */
+    static Outcome run(final NodeConfig like, final Path parent)
+    {
         final Logger lockstep = Logger.getLogger("io.lockstep");
         final Level level = lockstep.getLevel();
-        final long start = System.nanoTime();
-        Path dir = null;
         final JitRehearsal rehearsal = new JitRehearsal();
+        Path dir = null;
+        Thread cleanUpOnExit = null;
         try
         {
-            dir = Files.createTempDirectory("lockstep-jit-rehearsal");
+            dir = Files.createTempDirectory(parent, "lockstep-jit-rehearsal");
+            final Path created = dir;
+            // A process stopped while it rehearses still removes the throwaway logs (a SIGKILL cannot).
+            cleanUpOnExit = new Thread(() -> deleteQuietly(created), "lockstep-rehearsal-cleanup");
+            Runtime.getRuntime().addShutdownHook(cleanUpOnExit);
             lockstep.setLevel(Level.OFF);
-            return rehearsal.rehearse(like, dir, start);
+            return rehearsal.rehearse(like, dir, System.nanoTime());
         }
-        catch (final Exception ex)
+        catch (final Throwable ex)
         {
+            // Anything at all, out-of-memory included: the rehearsal is an optimisation, the member starts without it.
             lockstep.setLevel(level);
             LOGGER.log(System.Logger.Level.WARNING, "the JIT rehearsal failed, so the member starts without it " +
                 "(expect stalls the first time it meets a rollover, a snapshot or a failover under load): " + ex);
@@ -101,28 +123,80 @@ final class JitRehearsal
         }
         finally
         {
-            if (null != rehearsal.churn)
+            try
             {
-                rehearsal.churn.close();
+                rehearsal.closeAll();
             }
-            rehearsal.members.forEach(ClusterNode::close);
-            // The throwaway members' direct buffers are returned when they are collected: now, before the member
-            // serves, rather than in a collection under load.
-            System.gc();
-            lockstep.setLevel(level);
-            if (null != dir)
+            finally
             {
-                deleteQuietly(dir);
+                lockstep.setLevel(level);
+                // Best effort: the throwaway members' direct buffers are returned when collected, and that had
+                // better happen now, before the member serves (a no-op under -XX:+DisableExplicitGC).
+                System.gc();
+                if (null != dir)
+                {
+                    deleteQuietly(dir);
+                }
+                removeHook(cleanUpOnExit);
             }
+        }
+    }
+
+    private void closeAll()
+    {
+        if (null != churn)
+        {
+            closeQuietly(churn);
+            churn = null;
+        }
+        for (final ClusterNode member : members)
+        {
+            closeQuietly(member);
+        }
+    }
+
+    private static void closeQuietly(final AutoCloseable closeable)
+    {
+        try
+        {
+            closeable.close();
+        }
+        catch (final Throwable ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "closing part of the JIT rehearsal failed: " + ex);
+        }
+    }
+
+    private static void removeHook(final Thread hook)
+    {
+        if (null == hook)
+        {
+            return;
+        }
+        try
+        {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        }
+        catch (final IllegalStateException ex)
+        {
+            // The JVM is shutting down already: the hook runs, and finds the directory gone.
         }
     }
 
     private Outcome rehearse(final NodeConfig like, final Path dir, final long start) throws Exception
     {
         final long deadline = start + DEADLINE_NS;
+        final SecureRandom random = new SecureRandom();
         final byte[] secret = new byte[32];
-        new SecureRandom().nextBytes(secret);
-        final int[] ports = { freePort(), freePort(), freePort() };
+        random.nextBytes(secret);
+        // Only the rehearsal's own clients get in, whatever else on this host finds its ports.
+        final byte[] token = new byte[32];
+        random.nextBytes(token);
+        credentials = token;
+        final ClientAuthenticator onlyOurs = offered -> MessageDigest.isEqual(offered, token) ?
+            ClientAuthenticator.Decision.accept("rehearsal") : ClientAuthenticator.Decision.reject("not a rehearsal");
+        final int[] ports = freePorts();
+        final Supplier<ClusteredService> service = () -> new RehearsalService(snapshots);
         final StringBuilder list = new StringBuilder();
         for (int id = 0; id < 3; id++)
         {
@@ -134,8 +208,10 @@ final class JitRehearsal
             final ClusterNodeBuilder builder = ClusterNode.builder().memberId(id)
                 .set(NodeConfig.MEMBERS, endpoints)
                 .dataDir(dir.resolve("member" + id))
-                .service(() -> new RehearsalService(snapshots))
+                .service(service)
                 .secret(ClusterSecret.of(secret))
+                .authenticator(onlyOurs)
+                .set(SecuritySettings.CLIENT_CONNECTIONS_MAX, "16")
                 .durability(like.durability())
                 // A spinning member would starve the other two on a small machine.
                 .idle("spin".equals(like.idle().strategy()) ? "yield" : like.idle().strategy())
@@ -143,13 +219,14 @@ final class JitRehearsal
                 .snapshotIntervalBytes(64L * SEGMENT_LENGTH)
                 .set(NodeConfig.SEGMENT_LENGTH, Integer.toString(SEGMENT_LENGTH))
                 .set(NodeConfig.MAX_BATCH, Integer.toString(SEGMENT_LENGTH / 2));
-            members.add(ClusterNode.startRehearsalMember(builder.config(), () -> new RehearsalService(snapshots)));
+            members.add(ClusterNode.startRehearsalMember(builder.config(), service));
         }
 
         long sent = 0;
         final int firstLeader;
         try (ClusterClient client = ClusterClient.connect(endpoints,
-            (sessionId, sequence, buffer, offset, length) -> answered++))
+            (sessionId, sequence, buffer, offset, length) -> answered++, ClusterClient.Settings.DEFAULTS, credentials,
+            null))
         {
             await(client.awaitConnected(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())), client,
                 "connect");
@@ -221,7 +298,8 @@ final class JitRehearsal
     {
         if (null == churn)
         {
-            churn = ClusterClient.connect(endpoints, (sessionId, sequence, buffer, offset, length) -> { });
+            churn = ClusterClient.connect(endpoints, (sessionId, sequence, buffer, offset, length) -> { },
+                ClusterClient.Settings.DEFAULTS, credentials, null);
             churnSince = now;
             return;
         }
@@ -258,11 +336,16 @@ final class JitRehearsal
         }
     }
 
-    private static int freePort() throws IOException
+    /**
+     * @return three ports free a moment ago, all different (each socket stays open until all three are chosen).
+     */
+    private static int[] freePorts() throws IOException
     {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+            ServerSocket b = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+            ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
         {
-            return socket.getLocalPort();
+            return new int[]{ a.getLocalPort(), b.getLocalPort(), c.getLocalPort() };
         }
     }
 

@@ -147,8 +147,8 @@ public final class ClusterClient implements AutoCloseable
     /**
      * A client over a network and a clock of your own rather than TCP and the system clock: the test kit's
      * simulation hands these out ({@code ServiceSimulation.Run.client}), so that one driver of {@code ClusterClient}
-     * serves a simulated cluster and a real one. {@link #awaitConnected} waits in real time and suits only the
-     * system clock; with another clock, poll until {@link #isConnected()}.
+     * serves a simulated cluster and a real one. {@link #awaitConnected} waits in real time, in which a simulated
+     * cluster does not move: with a simulated clock, step the simulation and poll until {@link #isConnected()}.
      *
      * @param transport the client's side of the network; closed with the client.
      * @param memberIds the members' ids, the endpoints to try.
@@ -162,8 +162,10 @@ public final class ClusterClient implements AutoCloseable
         final Settings settings)
     {
         io.lockstep.cluster.JvmOptions.check();
-        return new ClusterClient(java.util.Objects.requireNonNull(transport, "transport"), memberIds.clone(), listener,
-            clock, settings, new byte[0]);
+        return new ClusterClient(java.util.Objects.requireNonNull(transport, "transport"),
+            java.util.Objects.requireNonNull(memberIds, "memberIds").clone(),
+            java.util.Objects.requireNonNull(listener, "listener"), java.util.Objects.requireNonNull(clock, "clock"),
+            java.util.Objects.requireNonNull(settings, "settings"), new byte[0]);
     }
 
     /**
@@ -272,8 +274,9 @@ public final class ClusterClient implements AutoCloseable
      */
     public boolean awaitConnected(final long timeoutMs)
     {
-        final long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!session.isConnected() && clock.nanoTime() < deadline)
+        // Real time, whatever the client's clock: a simulated clock stands still while this waits.
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!session.isConnected() && System.nanoTime() < deadline)
         {
             if (0 == poll())
             {
