@@ -74,10 +74,15 @@ public final class LatencyBenchmark
             EchoService.class.getName()))
         {
             final Path authority = tls ? encryptEveryLink(cluster, root.resolve("tls")) : null;
+            int rehearsed = 0;
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);
+                rehearsed += cluster.output(i).contains("rehearsed in") ? 1 : 0;
             }
+            // Members in plain JVMs (bench jit) rehearse before they serve: say whether they did, or the comparison
+            // would measure members that failed to.
+            System.out.printf("lockstep: members that rehearsed before serving: %d of 3%n", rehearsed);
             System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle%s), " +
                 "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(),
                 tls ? ", every link TLS 1.3" : "", size, options.warmup(), options.seconds());

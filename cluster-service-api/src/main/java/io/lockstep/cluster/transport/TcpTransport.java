@@ -180,28 +180,30 @@ public final class TcpTransport implements Transport
         nextConnectNs = new long[maxId + 1];
         backoffNs = new long[maxId + 1];
         java.util.Arrays.fill(backoffNs, MIN_BACKOFF_NS);
+        Selector openedSelector = null;
+        ServerSocketChannel openedServer = null;
         try
         {
-            selector = Selector.open();
+            openedSelector = Selector.open();
             if (selfId >= 0)
             {
                 final Member self = member(selfId);
-                server = ServerSocketChannel.open();
-                server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-                server.bind(new InetSocketAddress(self.host(), self.port()));
-                server.configureBlocking(false);
-                server.register(selector, SelectionKey.OP_ACCEPT);
-            }
-            else
-            {
-                server = null;
+                openedServer = ServerSocketChannel.open();
+                openedServer.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                openedServer.bind(new InetSocketAddress(self.host(), self.port()));
+                openedServer.configureBlocking(false);
+                openedServer.register(openedSelector, SelectionKey.OP_ACCEPT);
             }
         }
         catch (final IOException ex)
         {
+            // A member that cannot listen (its port taken) leaves no selector or channel open behind it.
+            org.agrona.CloseHelper.quietCloseAll(openedServer, openedSelector);
             throw new IllegalStateException("cannot listen on " + (selfId >= 0 ? member(selfId) : "nothing") + ": " +
                 ex.getMessage(), ex);
         }
+        selector = openedSelector;
+        server = openedServer;
     }
 
     public int poll(final long nowNs, final MessageHandler handler)
