@@ -56,6 +56,11 @@ final class JitRehearsal
     /** Bound on the whole rehearsal, elections and a stuck client included. */
     private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(30);
     private static final int SEGMENT_LENGTH = 64 * 1024;
+    /**
+     * The rehearsal members' ids, 60-62 (the highest ids there are), so that a line they log where logging is not
+     * quieted ("member 61 is leader of term 1") does not read as the real member's, which is usually 0-2.
+     */
+    private static final int FIRST_ID = io.lockstep.consensus.ConsensusConfig.MAX_MEMBERS - 3;
     private static final int MAX_IN_FLIGHT = 32;
     private static final int[] MESSAGE_LENGTHS = { 32, 288, 1000, 64, 4000, 288, 128, 288 };
     /** How long each session of the second client lasts (see {@link #churn}). */
@@ -198,13 +203,14 @@ final class JitRehearsal
         final int[] ports = freePorts();
         final Supplier<ClusteredService> service = () -> new RehearsalService(snapshots);
         final StringBuilder list = new StringBuilder();
-        for (int id = 0; id < 3; id++)
+        for (int i = 0; i < 3; i++)
         {
-            list.append(0 == id ? "" : ",").append(id).append("=127.0.0.1:").append(ports[id]);
+            list.append(0 == i ? "" : ",").append(FIRST_ID + i).append("=127.0.0.1:").append(ports[i]);
         }
         endpoints = list.toString();
-        for (int id = 0; id < 3; id++)
+        for (int i = 0; i < 3; i++)
         {
+            final int id = FIRST_ID + i;
             final ClusterNodeBuilder builder = ClusterNode.builder().memberId(id)
                 .set(NodeConfig.MEMBERS, endpoints)
                 .dataDir(dir.resolve("member" + id))
@@ -238,7 +244,7 @@ final class JitRehearsal
                 client.poll();
             }
             firstLeader = client.leaderId();
-            members.get(firstLeader).close();
+            members.get(firstLeader - FIRST_ID).close();
             sent = load(client, sent, deadline);
             while (answered < sent)
             {
