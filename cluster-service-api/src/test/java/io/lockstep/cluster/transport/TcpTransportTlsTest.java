@@ -49,7 +49,8 @@ class TcpTransportTlsTest
     private static Path otherCerts;
 
     private final List<TcpTransport> transports = new ArrayList<>();
-    private final List<String> problems = new ArrayList<>();
+    /** Written by the transports' listeners and by the peers' threads ({@link #beside}), read by the test. */
+    private final List<String> problems = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<byte[]> received = new ArrayList<>();
     private final List<Integer> senders = new ArrayList<>();
     private long clockOffsetNs;
@@ -448,22 +449,13 @@ class TcpTransportTlsTest
             socket.setReceiveBufferSize(4096);
             socket.setSoLinger(true, 0);
             socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
-            final Thread hello = new Thread(() ->
+            final Thread hello = beside("the client's hello failed: ", () ->
             {
-                try
-                {
-                    socket.startHandshake();
-                    socket.getOutputStream().write(clientHelloFrame());
-                    socket.getOutputStream().write(ingressFrame(new byte[8]));
-                    socket.getOutputStream().flush();
-                }
-                catch (final IOException ex)
-                {
-                    problems.add("the client's hello failed: " + ex);
-                }
+                socket.startHandshake();
+                socket.getOutputStream().write(clientHelloFrame());
+                socket.getOutputStream().write(ingressFrame(new byte[8]));
+                socket.getOutputStream().flush();
             });
-            hello.setDaemon(true);
-            hello.start();
             pumpUntil(() -> !senders.isEmpty(), m);
             hello.join(TimeUnit.SECONDS.toMillis(10));
             // The member sends until the socket is full (the peer never reads): its records also earn the peer
@@ -479,26 +471,18 @@ class TcpTransportTlsTest
                 refusedInARow = m.send(senders.get(0), egress, 0, egress.capacity()) ? 0 : refusedInARow + 1;
                 pump(m);
             }
-            final Thread flood = new Thread(() ->
+            // Closed by the member is what the test waits for: no problem of its own.
+            final Thread flood = beside(null, () ->
             {
-                try
+                // Each call on an open TLS 1.3 link sends a key update that asks for one back; nothing is read.
+                // 4 KiB of data before each pays for it, so that only the bound on unanswered ones can stop it.
+                final byte[] data = ingressFrame(new byte[4096]);
+                for (int i = 0; i < 1_000_000; i++)
                 {
-                    // Each call on an open TLS 1.3 link sends a key update that asks for one back; nothing is read.
-                    // 4 KiB of data before each pays for it, so that only the bound on unanswered ones can stop it.
-                    final byte[] data = ingressFrame(new byte[4096]);
-                    for (int i = 0; i < 1_000_000; i++)
-                    {
-                        socket.getOutputStream().write(data);
-                        socket.startHandshake();
-                    }
-                }
-                catch (final IOException ex)
-                {
-                    // Closed by the member: what the test waits for.
+                    socket.getOutputStream().write(data);
+                    socket.startHandshake();
                 }
             });
-            flood.setDaemon(true);
-            flood.start();
             pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("more than " + TlsLink.MAX_UNANSWERED +
                 " handshake messages (key updates) while the answer to the first was still unsent")), m);
             flood.join(TimeUnit.SECONDS.toMillis(10));
@@ -517,42 +501,25 @@ class TcpTransportTlsTest
         {
             socket.setSoLinger(true, 0);
             socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
-            final Thread flood = new Thread(() ->
+            // Closed by the member is what the test waits for: no problem of its own.
+            final Thread flood = beside(null, () ->
             {
-                try
+                socket.startHandshake();
+                socket.getOutputStream().write(clientHelloFrame());
+                socket.getOutputStream().flush();
+                // Reading takes the member's answers in, so none is ever left unsent.
+                beside(null, () ->
+                {
+                    while (socket.getInputStream().read() >= 0)
+                    {
+                        Thread.onSpinWait();
+                    }
+                });
+                for (int i = 0; i < 1_000_000; i++)
                 {
                     socket.startHandshake();
-                    socket.getOutputStream().write(clientHelloFrame());
-                    socket.getOutputStream().flush();
-                    final Thread drain = new Thread(() ->
-                    {
-                        try
-                        {
-                            // Reading takes the member's answers in, so none is ever left unsent.
-                            while (socket.getInputStream().read() >= 0)
-                            {
-                                Thread.onSpinWait();
-                            }
-                        }
-                        catch (final IOException ex)
-                        {
-                            // Closed by the member.
-                        }
-                    });
-                    drain.setDaemon(true);
-                    drain.start();
-                    for (int i = 0; i < 1_000_000; i++)
-                    {
-                        socket.startHandshake();
-                    }
-                }
-                catch (final IOException ex)
-                {
-                    // Closed by the member: what the test waits for.
                 }
             });
-            flood.setDaemon(true);
-            flood.start();
             pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("records without data (key updates) faster")),
                 m);
             flood.join(TimeUnit.SECONDS.toMillis(10));
@@ -628,29 +595,20 @@ class TcpTransportTlsTest
         {
             socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
             genuine.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
-            final Thread client = new Thread(() ->
+            final Thread client = beside("client: ", () ->
             {
-                try
+                genuine.startHandshake();
+                genuine.getOutputStream().write(clientHelloFrame());
+                genuine.getOutputStream().flush();
+                socket.startHandshake();
+                socket.getOutputStream().write(clientHelloFrame());
+                // 4 KiB of data per key update to come: enough credit that none of them is a flood.
+                for (int i = 0; i < updates + 10; i++)
                 {
-                    genuine.startHandshake();
-                    genuine.getOutputStream().write(clientHelloFrame());
-                    genuine.getOutputStream().flush();
-                    socket.startHandshake();
-                    socket.getOutputStream().write(clientHelloFrame());
-                    // 4 KiB of data per key update to come: enough credit that none of them is a flood.
-                    for (int i = 0; i < updates + 10; i++)
-                    {
-                        socket.getOutputStream().write(ingressFrame(new byte[4096]));
-                    }
-                    socket.getOutputStream().flush();
+                    socket.getOutputStream().write(ingressFrame(new byte[4096]));
                 }
-                catch (final IOException ex)
-                {
-                    problems.add("client: " + ex);
-                }
+                socket.getOutputStream().flush();
             });
-            client.setDaemon(true);
-            client.start();
             pumpUntil(() -> received.size() == updates + 10, m);
             client.join(TimeUnit.SECONDS.toMillis(10));
             // The member does not poll while the key updates are sent: on loopback each write is in the member's
@@ -940,4 +898,39 @@ class TcpTransportTlsTest
             return socket.getLocalPort();
         }
     }
+
+    /** What a peer does on its socket, on a thread beside the member's polls. */
+    private interface PeerIo
+    {
+        void run() throws IOException;
+    }
+
+    /**
+     * Run a peer's socket I/O on a daemon thread of its own.
+     *
+     * @param failure what an I/O error is recorded as in {@link #problems} (the error appended), or null where the
+     *                member closing the socket is what the test waits for.
+     * @return the started thread.
+     */
+    private Thread beside(final String failure, final PeerIo io)
+    {
+        final Thread thread = new Thread(() ->
+        {
+            try
+            {
+                io.run();
+            }
+            catch (final IOException ex)
+            {
+                if (null != failure)
+                {
+                    problems.add(failure + ex);
+                }
+            }
+        });
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
 }
