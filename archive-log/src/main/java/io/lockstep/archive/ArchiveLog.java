@@ -798,8 +798,8 @@ public final class ArchiveLog implements AutoCloseable
      */
     private boolean reachesSecondSegmentEnd(final long endPosition)
     {
-        return endPosition >= segmentBase(0 == batchLength ? pendingPosition : batchStartPosition) +
-            2L * segmentLength;
+        // An empty batch starts where the log is pending: the two move together whenever the batch is emptied.
+        return endPosition >= segmentBase(batchStartPosition) + 2L * segmentLength;
     }
 
     /**

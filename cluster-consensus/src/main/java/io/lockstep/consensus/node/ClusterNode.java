@@ -107,8 +107,18 @@ public final class ClusterNode implements AutoCloseable
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         // Staggered by member id: see lockstep.log.purge.delay.ms.
-        final ArchiveRaftLog raftLog = new ArchiveRaftLog(logConfig,
-            TimeUnit.MILLISECONDS.toNanos(config.purgeDelayMs() * (1L + config.memberId())));
+        final ArchiveRaftLog raftLog;
+        try
+        {
+            raftLog = new ArchiveRaftLog(logConfig,
+                TimeUnit.MILLISECONDS.toNanos(config.purgeDelayMs() * (1L + config.memberId())));
+        }
+        catch (final RuntimeException ex)
+        {
+            // A log that cannot be opened (locked, damaged) must not leave the port open.
+            transport.close();
+            throw ex;
+        }
         if (!electionState.existed() && (raftLog.pendingPosition() > 0 || raftLog.startPosition() > 0))
         {
             // A member with a log has held a term, and may have voted in it: starting as new could vote twice.
@@ -120,23 +130,31 @@ public final class ClusterNode implements AutoCloseable
                 ": the member cannot know the term and vote it last had, and could vote twice in one term. Restore the file from where it was lost, or move the data directory away and " +
                 "add the member back empty (" + NodeConfig.JOIN + "=true)");
         }
-        final ConsensusAgent consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
-            newWallClock(), transport, raftLog,
-            electionState, new Random(seed));
-        this.metrics = consensus.metrics();
-        consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
-            null == raftLog.promiseLost() ? 0 : 1);
+        final ConsensusAgent consensus;
         final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
         services = null == serviceFactory ? null : new ServiceInstances(serviceFactory);
         try
         {
-            // Makes the service and loads its snapshot: a failure here must not leave the port and the log open.
+            // Anything that fails from here to the start (the service, its snapshot, the TLS files) must not leave
+            // the port and the log open.
+            consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), newWallClock(), transport, raftLog,
+                electionState, new Random(seed));
+            this.metrics = consensus.metrics();
+            consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
+                null == raftLog.promiseLost() ? 0 : 1);
             agent = null == services ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
                 transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
                 new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
                     config.snapshotKeep(), new SystemNanoClock()),
                 TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES,
                 MAX_TIMERS, new BackoffIdleStrategy(), handoff);
+            if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
+            {
+                member.clientAuthenticator(config.security().authenticator())
+                    .sessionLimits(config.security().sessionLimits());
+            }
+            transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
+                .tls(config.security().tls().files(), config.security().tls().links());
         }
         catch (final RuntimeException ex)
         {
@@ -148,13 +166,6 @@ public final class ClusterNode implements AutoCloseable
             transport.close();
             throw ex;
         }
-        if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
-        {
-            member.clientAuthenticator(config.security().authenticator())
-                .sessionLimits(config.security().sessionLimits());
-        }
-        transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
-            .tls(config.security().tls().files(), config.security().tls().links());
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(new io.lockstep.cluster.transport.ProblemListener()
         {

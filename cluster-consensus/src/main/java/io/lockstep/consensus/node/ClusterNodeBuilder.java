@@ -38,7 +38,7 @@ import java.util.function.Supplier;
  * member serving metrics sets the JDK HTTP server's request and response timeouts, which it reads only from system
  * properties ({@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}). Give the
  * JVM the {@code --add-exports} and {@code --add-opens} options Agrona needs, and {@code -XX:PerMethodTrapLimit=0}:
- * without it the first member started in the JVM rehearses in-process for a few seconds first (see the docs on
+ * without it the first member started in the JVM rehearses in-process for 5-15 s first (see the docs on
  * embedding a member), and quiets the {@code io.lockstep} logger while it does.
  */
 public final class ClusterNodeBuilder

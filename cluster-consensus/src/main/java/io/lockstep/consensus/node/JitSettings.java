@@ -37,7 +37,7 @@ final class JitSettings
         }
         rehearsed = true;
         LOGGER.log(System.Logger.Level.INFO, "member {0}: this JVM runs without {1}, so a throwaway cluster " +
-            "rehearses in this process first (a few seconds, once per JVM); start the JVM with {1}, as bin/lockstep " +
+            "rehearses in this process first (5-15 s, once per JVM); start the JVM with {1}, as bin/lockstep " +
             "does, to skip it", config.memberId(), FLAG);
         final long start = System.nanoTime();
         final JitRehearsal.Outcome outcome = JitRehearsal.run(config);

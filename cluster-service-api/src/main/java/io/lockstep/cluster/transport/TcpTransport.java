@@ -195,9 +195,9 @@ public final class TcpTransport implements Transport
                 openedServer.register(openedSelector, SelectionKey.OP_ACCEPT);
             }
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
-            // A member that cannot listen (its port taken) leaves no selector or channel open behind it.
+            // A member that cannot listen (its port taken, its host unresolved) leaves no selector or channel open.
             org.agrona.CloseHelper.quietCloseAll(openedServer, openedSelector);
             throw new IllegalStateException("cannot listen on " + (selfId >= 0 ? member(selfId) : "nothing") + ": " +
                 ex.getMessage(), ex);
