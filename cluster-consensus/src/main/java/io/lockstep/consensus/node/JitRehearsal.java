@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -66,7 +65,8 @@ final class JitRehearsal
     /** How long each session of the second client lasts (see {@link #churn}). */
     private static final long CHURN_NS = TimeUnit.MILLISECONDS.toNanos(400);
 
-    private final List<ClusterNode> members = new ArrayList<>();
+    /** Read by the shutdown hook too. */
+    private final List<ClusterNode> members = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicInteger snapshots = new AtomicInteger();
     private final UnsafeBuffer message = new UnsafeBuffer(new byte[4096]);
     private long answered;
@@ -108,12 +108,18 @@ final class JitRehearsal
         final JitRehearsal rehearsal = new JitRehearsal();
         Path dir = null;
         Thread cleanUpOnExit = null;
+        Throwable failure = null;
         try
         {
             dir = Files.createTempDirectory(parent, "lockstep-jit-rehearsal");
             final Path created = dir;
-            // A process stopped while it rehearses still removes the throwaway logs (a SIGKILL cannot).
-            cleanUpOnExit = new Thread(() -> deleteQuietly(created), "lockstep-rehearsal-cleanup");
+            // A process stopped while it rehearses still removes the throwaway logs (a SIGKILL cannot): the members
+            // first, which go on writing segments while they run, then their files.
+            cleanUpOnExit = new Thread(() ->
+            {
+                rehearsal.closeAll();
+                deleteQuietly(created);
+            }, "lockstep-rehearsal-cleanup");
             Runtime.getRuntime().addShutdownHook(cleanUpOnExit);
             lockstep.setLevel(Level.OFF);
             return rehearsal.rehearse(like, dir, System.nanoTime());
@@ -121,9 +127,8 @@ final class JitRehearsal
         catch (final Throwable ex)
         {
             // Anything at all, out-of-memory included: the rehearsal is an optimisation, the member starts without it.
-            lockstep.setLevel(level);
-            LOGGER.log(System.Logger.Level.WARNING, "the JIT rehearsal failed, so the member starts without it " +
-                "(expect stalls the first time it meets a rollover, a snapshot or a failover under load): " + ex);
+            // Said once the throwaway members are closed and logging is back, so that none of their lines follow it.
+            failure = ex;
             return null;
         }
         finally
@@ -143,11 +148,17 @@ final class JitRehearsal
                     deleteQuietly(dir);
                 }
                 removeHook(cleanUpOnExit);
+                if (null != failure)
+                {
+                    LOGGER.log(System.Logger.Level.WARNING, "the JIT rehearsal failed, so the member starts without " +
+                        "it (expect stalls the first time it meets a rollover, a snapshot or a failover under load): " +
+                        failure);
+                }
             }
         }
     }
 
-    private void closeAll()
+    private synchronized void closeAll()
     {
         if (null != churn)
         {

@@ -200,7 +200,7 @@ public final class TcpTransport implements Transport
             // A member that cannot listen (its port taken, its host unresolved) leaves no selector or channel open.
             org.agrona.CloseHelper.quietCloseAll(openedServer, openedSelector);
             throw new IllegalStateException("cannot listen on " + (selfId >= 0 ? member(selfId) : "nothing") + ": " +
-                ex.getMessage(), ex);
+                (null == ex.getMessage() ? ex.toString() : ex.getMessage()), ex);
         }
         selector = openedSelector;
         server = openedServer;
