@@ -116,7 +116,8 @@ public final class ArchiveLog implements AutoCloseable
         durablePosition = report.endPosition();
         publishedPosition.set(report.endPosition());
         backgroundSync = DurabilityPolicy.NONE == durability && config.backgroundSyncIntervalMs() > 0 ?
-            new BackgroundSync(directory.getFileName().toString(), config.backgroundSyncIntervalMs() * 1_000_000L) : null;
+            new BackgroundSync(directory.getFileName().toString(), config.backgroundSyncIntervalMs() * 1_000_000L)
+                : null;
         segment = new SegmentChannel(directory, segmentLength, DurabilityPolicy.BATCH == durability, backgroundSync);
     }
 
@@ -187,7 +188,8 @@ public final class ArchiveLog implements AutoCloseable
      * @param length    length of the payload, at most {@link #maxPayloadLength()}.
      * @return the position after the frame, or {@link #BACK_PRESSURED} if the batch is full.
      */
-    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset,
+        final int length)
     {
         final int payloadOffset = tryClaim(term, frameType, length);
         if (payloadOffset < 0)
@@ -524,7 +526,8 @@ public final class ArchiveLog implements AutoCloseable
         {
             return startPosition;
         }
-        final long boundary = Math.min(position / segmentLength, (appendedPosition - 1) / segmentLength) * segmentLength;
+        final long boundary = Math.min(position / segmentLength,
+            (appendedPosition - 1) / segmentLength) * segmentLength;
         if (boundary > startPosition)
         {
             startPosition = boundary;
@@ -777,7 +780,8 @@ public final class ArchiveLog implements AutoCloseable
         return PADDING_FRAME_TYPE == buffer.getInt(frameOffset + TYPE_OFFSET, LITTLE_ENDIAN);
     }
 
-    private void putHeader(final int offset, final int frameLength, final long term, final long position, final int type)
+    private void putHeader(final int offset, final int frameLength, final long term, final long position,
+        final int type)
     {
         batch.putInt(offset, frameLength, LITTLE_ENDIAN);
         batch.putInt(offset + CHECKSUM_OFFSET, 0, LITTLE_ENDIAN);
@@ -828,7 +832,8 @@ public final class ArchiveLog implements AutoCloseable
         {
             final int frameLength = batch.getInt(offset, LITTLE_ENDIAN);
             final boolean padding = isPadding(batch, offset);
-            batch.putInt(offset + CHECKSUM_OFFSET, checksum.compute(batch, offset, frameLength, padding), LITTLE_ENDIAN);
+            batch.putInt(offset + CHECKSUM_OFFSET, checksum.compute(batch, offset, frameLength, padding),
+                LITTLE_ENDIAN);
             offset += padding ? HEADER_LENGTH : alignedLength(frameLength);
         }
     }

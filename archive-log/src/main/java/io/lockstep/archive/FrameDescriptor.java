@@ -29,9 +29,10 @@ import org.agrona.BitUtil;
  * that read as zeros until written.
  * <p>
  * The checksum is CRC32C over bytes {@code [8, align(frameLength))} (the zeroed alignment gap included) followed by
- * the four bytes of the frame length, so a damaged length is caught as surely as damaged data. The frame's own position is covered, so a frame written to the
- * wrong place, or a stale copy of one, fails the check. A padding frame (type {@link #PADDING_FRAME_TYPE}) fills the
- * rest of a segment; its checksum covers only its header, since the space it covers is never written.
+ * the four bytes of the frame length, so a damaged length is caught as surely as damaged data. The frame's own position
+ * is covered, so a frame written to the wrong place, or a stale copy of one, fails the check. A padding frame (type
+ * {@link #PADDING_FRAME_TYPE}) fills the rest of a segment; its checksum covers only its header, since the space it
+ * covers is never written.
  */
 public final class FrameDescriptor
 {

@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
 import static io.lockstep.archive.ArchiveException.Reason.NOT_FRAME_BOUNDARY;
 import static io.lockstep.archive.ArchiveException.Reason.PURGED;
-
 import static io.lockstep.archive.FrameDescriptor.CHECKSUM_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.FRAME_LENGTH_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -84,7 +83,8 @@ final class FrameValidator
         {
             return BAD_LENGTH;
         }
-        if (buffer.getInt(offset + CHECKSUM_OFFSET, LITTLE_ENDIAN) != checksum.compute(buffer, offset, frameLength, padding))
+        if (buffer.getInt(offset + CHECKSUM_OFFSET, LITTLE_ENDIAN) != checksum.compute(buffer, offset, frameLength,
+            padding))
         {
             return BAD_CHECKSUM;
         }

@@ -56,7 +56,8 @@ final class LogDescriptorFile
             if (bases.length > 0)
             {
                 throw new ArchiveException(UNSUPPORTED_FORMAT, file, -1,
-                    "segment files present but no log descriptor: not a Lockstep log directory, or its descriptor was lost");
+                    "segment files present but no log descriptor: not a Lockstep log directory, or its descriptor " +
+                    "was lost");
             }
             if (!create)
             {
@@ -72,7 +73,8 @@ final class LogDescriptorFile
         if (values.segmentLength() != config.segmentLength() || values.maxBatchLength() != config.maxBatchLength())
         {
             throw new ArchiveException(CONFIG_MISMATCH, file, -1, "log was created with segmentLength=" +
-                values.segmentLength() + " maxBatchLength=" + values.maxBatchLength() + " but is opened with segmentLength=" +
+                values.segmentLength() + " maxBatchLength=" + values.maxBatchLength()
+                    + " but is opened with segmentLength=" +
                 config.segmentLength() + " maxBatchLength=" + config.maxBatchLength());
         }
         return values;
@@ -100,10 +102,12 @@ final class LogDescriptorFile
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
         if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH + Integer.BYTES * 2)
         {
-            throw new ArchiveException(CORRUPT_DESCRIPTOR, file, -1, "descriptor too short: " + bytes.length + " bytes");
+            throw new ArchiveException(CORRUPT_DESCRIPTOR, file, -1, "descriptor too short: " + bytes.length
+                + " bytes");
         }
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
-        if (header.schemaId() != LogDescriptorDecoder.SCHEMA_ID || header.templateId() != LogDescriptorDecoder.TEMPLATE_ID)
+        if (header.schemaId() != LogDescriptorDecoder.SCHEMA_ID
+            || header.templateId() != LogDescriptorDecoder.TEMPLATE_ID)
         {
             throw new ArchiveException(UNSUPPORTED_FORMAT, file, -1, "not a Lockstep log descriptor (schemaId=" +
                 header.schemaId() + " templateId=" + header.templateId() + ")");
@@ -112,7 +116,8 @@ final class LogDescriptorFile
         // then is "newer version", not "corrupt".
         final LogDescriptorDecoder decoder = new LogDescriptorDecoder();
         decoder.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-        if (decoder.formatVersion() > LogFormat.FORMAT_VERSION || header.version() > LogDescriptorDecoder.SCHEMA_VERSION)
+        if (decoder.formatVersion() > LogFormat.FORMAT_VERSION
+            || header.version() > LogDescriptorDecoder.SCHEMA_VERSION)
         {
             throw new ArchiveException(UNSUPPORTED_FORMAT, file, -1, "log written by format version " +
                 decoder.formatVersion() + "; this build reads up to " + LogFormat.FORMAT_VERSION);

@@ -44,10 +44,12 @@ final class LogRecovery
     static RecoveryReport verify(final Path directory, final FrameHandler handler)
     {
         final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
-        return new LogScanner(directory, values, ArchiveLog.readPromise(directory).position()).scan(true, true, handler);
+        return new LogScanner(directory, values, ArchiveLog.readPromise(directory).position()).scan(true, true,
+            handler);
     }
 
-    private static void keepPromise(final ArchiveLogConfig config, final RecoveryReport report, final PromiseFile promise)
+    private static void keepPromise(final ArchiveLogConfig config, final RecoveryReport report,
+        final PromiseFile promise)
     {
         final boolean forced = DurabilityPolicy.BATCH == config.durability();
         if (isAhead(config.initialPromiseTerm(), config.initialPromisePosition(), promise.term(), promise.position()))

@@ -75,7 +75,8 @@ final class LogScanner
         checkPaddingSpace = checkPadding;
         if (0 == bases.length)
         {
-            return new RecoveryReport(values.initialPosition(), values.initialPosition(), lastTerm, 0, null, -1, 0, null,
+            return new RecoveryReport(values.initialPosition(), values.initialPosition(), lastTerm, 0, null, -1, 0,
+                null,
                 promisedPosition);
         }
 
@@ -174,7 +175,8 @@ final class LogScanner
             " bytes), so this is corruption, not a torn write");
     }
 
-    private RecoveryReport tail(final long startPosition, final MappedSegment segment, final int code, final long dataEnd)
+    private RecoveryReport tail(final long startPosition, final MappedSegment segment, final int code,
+        final long dataEnd)
     {
         return new RecoveryReport(startPosition, stopPosition, lastTerm, frames, segment.file(), stopPosition,
             dataEnd - stopPosition, FrameValidator.describe(code), promisedPosition);

@@ -8,6 +8,7 @@ import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -93,7 +94,7 @@ final class PromiseFile implements AutoCloseable
             if (channel.size() < FILE_LENGTH)
             {
                 // New, or cut short by a crash while created: a zero slot fails its checksum, so nothing is claimed.
-                channel.write(java.nio.ByteBuffer.allocate((int)(FILE_LENGTH - channel.size())), channel.size());
+                channel.write(ByteBuffer.allocate((int)(FILE_LENGTH - channel.size())), channel.size());
                 channel.force(true);
                 SegmentFiles.fsyncDirectory(file.toAbsolutePath().getParent());
             }

@@ -49,7 +49,8 @@ public final class RecordingLog
      * @param location       snapshot location in the snapshot store (snapshots only; empty for terms).
      */
     public record Entry(
-        RecordingType type, long term, long position, int leaderMemberId, long timestamp, int serviceId, String location)
+        RecordingType type, long term, long position, int leaderMemberId, long timestamp, int serviceId,
+            String location)
     {
     }
 
@@ -302,7 +303,8 @@ public final class RecordingLog
         }
         if (offset != crcOffset)
         {
-            throw new ArchiveException(CORRUPT_RECORDING_LOG, file, offset, "trailing bytes after " + count + " entries");
+            throw new ArchiveException(CORRUPT_RECORDING_LOG, file, offset, "trailing bytes after " + count
+                + " entries");
         }
         return entries;
     }

@@ -103,7 +103,8 @@ final class SegmentFiles
      * @param sync          true to make the new file and its directory entry durable before returning.
      * @return the open channel.
      */
-    static FileChannel create(final Path directory, final long basePosition, final int segmentLength, final boolean sync)
+    static FileChannel create(final Path directory, final long basePosition, final int segmentLength,
+        final boolean sync)
     {
         final Path file = segmentFile(directory, basePosition);
         final Path tmp = directory.resolve(name(basePosition).replace(SUFFIX, TMP_SUFFIX));
@@ -161,10 +162,11 @@ final class SegmentFiles
     /**
      * Delete a segment a step at a time: renamed out of the log first, durably, so that a crash never leaves a short
      * file under a segment's name; then cut from its end by {@link #PURGE_STEP_LENGTH} (or an eighth of the segment)
-     * per step, with a pause after each; then unlinked. Why: unlinking a written 64 MiB segment in one call ran the deleting thread for about 10 ms
-     * of CPU under load (freeing the file's cached pages and its blocks, with a discard, at once), and a trace at 40k
-     * msg/s showed the leader's thread waiting runnable behind its own purge thread 2-2.7 ms at a time while the other
-     * CPU was idle: the scheduler kept the two on one CPU. One step costs 0.16-0.33 ms (measured alone).
+     * per step, with a pause after each; then unlinked. Why: unlinking a written 64 MiB segment in one call ran the
+     * deleting thread for about 10 ms of CPU under load (freeing the file's cached pages and its blocks, with a
+     * discard, at once), and a trace at 40k msg/s showed the leader's thread waiting runnable behind its own purge
+     * thread 2-2.7 ms at a time while the other CPU was idle: the scheduler kept the two on one CPU. One step costs
+     * 0.16-0.33 ms (measured alone).
      *
      * @param pauseNs pause after each step; 0 to unlink at once.
      */

@@ -69,7 +69,8 @@ public final class SnapshotReader implements AutoCloseable
             throw new ArchiveException(CORRUPT_SNAPSHOT, file, 0, "first frame is not a snapshot header");
         }
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, HEADER_LENGTH);
-        if (header.templateId() != SnapshotHeaderDecoder.TEMPLATE_ID || header.schemaId() != SnapshotHeaderDecoder.SCHEMA_ID)
+        if (header.templateId() != SnapshotHeaderDecoder.TEMPLATE_ID
+            || header.schemaId() != SnapshotHeaderDecoder.SCHEMA_ID)
         {
             throw new ArchiveException(CORRUPT_SNAPSHOT, file, 0, "header frame does not hold a SnapshotHeader");
         }

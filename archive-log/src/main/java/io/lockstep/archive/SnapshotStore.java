@@ -72,7 +72,8 @@ public final class SnapshotStore
      * @param timestamp   log time at the snapshot.
      * @return the writer.
      */
-    public SnapshotWriter newSnapshot(final int serviceId, final long term, final long logPosition, final long timestamp)
+    public SnapshotWriter newSnapshot(final int serviceId, final long term, final long logPosition,
+        final long timestamp)
     {
         if (serviceId < 0 || term < 0 || logPosition < 0)
         {

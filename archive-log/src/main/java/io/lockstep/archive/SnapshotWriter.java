@@ -90,7 +90,8 @@ public final class SnapshotWriter implements AutoCloseable
             .term(term)
             .logPosition(logPosition)
             .timestamp(timestamp);
-        appendFrame(SNAPSHOT_HEADER_FRAME_TYPE, scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + header.encodedLength());
+        appendFrame(SNAPSHOT_HEADER_FRAME_TYPE, scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH
+            + header.encodedLength());
     }
 
     /**
@@ -138,7 +139,8 @@ public final class SnapshotWriter implements AutoCloseable
             .wrapAndApplyHeader(scratch, 0, new MessageHeaderEncoder())
             .fragmentCount(fragmentCount)
             .payloadLength(payloadLength);
-        appendFrame(SNAPSHOT_TRAILER_FRAME_TYPE, scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH + trailer.encodedLength());
+        appendFrame(SNAPSHOT_TRAILER_FRAME_TYPE, scratch, 0, MessageHeaderEncoder.ENCODED_LENGTH
+            + trailer.encodedLength());
         final Path file = directory.resolve(location);
         try
         {

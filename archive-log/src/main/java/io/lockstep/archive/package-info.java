@@ -1,7 +1,7 @@
 /**
  * The persisted log of one member: segmented, append-only, addressed by byte position, every frame checksummed
- * ({@link io.lockstep.archive.ArchiveLog}); recovery on open that tells a torn last write from damage to frames it
- * promised ({@link io.lockstep.archive.LogRecovery}, {@link io.lockstep.archive.PromiseFile}); readers for any thread;
+ * ({@link ArchiveLog}); recovery on open that tells a torn last write from damage to frames it
+ * promised ({@link LogRecovery}, {@link PromiseFile}); readers for any thread;
  * the recording log; the snapshot store; and {@code log describe|verify} for operators.
  * <p>
  * Owns: every byte it writes and the proof that it reads back what was written.

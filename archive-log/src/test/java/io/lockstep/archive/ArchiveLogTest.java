@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
+import java.util.function.Supplier;
 
 import static io.lockstep.archive.TestFrames.append;
 import static io.lockstep.archive.TestFrames.config;
@@ -165,10 +167,11 @@ class ArchiveLogTest
         }
     }
 
+    @SuppressWarnings("try") // the logs are opened only to count the sync threads they start
     @Test
     void backgroundSyncRunsOnlyUnderNoneAndStopsOnClose()
     {
-        final java.util.function.Supplier<Long> syncThreads = () -> Thread.getAllStackTraces().keySet().stream()
+        final Supplier<Long> syncThreads = () -> Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.getName().startsWith("log-background-sync-") && t.isAlive()).count();
         final long before = syncThreads.get();
         final ArchiveLog none = ArchiveLog.open(config(dir.resolve("none")));
@@ -360,7 +363,7 @@ class ArchiveLogTest
         {
             assertEquals(end, sameBoot.position(), "a process restart keeps the page cache, and the promise");
         }
-        try (PromiseFile otherBoot = PromiseFile.open(file, java.util.UUID.randomUUID()))
+        try (PromiseFile otherBoot = PromiseFile.open(file, UUID.randomUUID()))
         {
             assertEquals(PromiseFile.UNKNOWN, otherBoot.position(),
                 "under NONE the page holding the promise may have reached the disk before the data it names");
@@ -371,7 +374,7 @@ class ArchiveLogTest
             append(log, 1, 1, payload(10, 20, 100));
             log.flush();
         }
-        try (PromiseFile otherBoot = PromiseFile.open(file, java.util.UUID.randomUUID()))
+        try (PromiseFile otherBoot = PromiseFile.open(file, UUID.randomUUID()))
         {
             assertTrue(otherBoot.position() > end);
         }
@@ -640,7 +643,8 @@ class ArchiveLogTest
             assertEquals(start, SegmentFiles.listBasePositions(dir)[0]);
             try (var files = Files.list(dir))
             {
-                assertTrue(files.noneMatch(f -> f.toString().endsWith(SegmentFiles.PURGING_SUFFIX)), "nothing half done");
+                assertTrue(files.noneMatch(f -> f.toString().endsWith(SegmentFiles.PURGING_SUFFIX)),
+                    "nothing half done");
             }
             final List<TestFrames.Frame> after = readAll(log, start);
             assertEquals(fromStart.size(), after.size(), "every frame from the start on still reads");

@@ -46,7 +46,8 @@ class ConcurrentReaderTest
                             if (length != expectedLength || type != (int)(index % 1000) ||
                                 position + FrameDescriptor.alignedFrameLength(length) > log.publishedPosition())
                             {
-                                throw new AssertionError("frame " + index + " wrong: length=" + length + " type=" + type);
+                                throw new AssertionError("frame " + index + " wrong: length=" + length + " type="
+                                    + type);
                             }
                             for (int i = 0; i < length; i++)
                             {

@@ -84,7 +84,8 @@ class CrashRecoveryTest
     /**
      * @return {durable position, durable frame count} last reported before the kill.
      */
-    private long[] runAndKill(final DurabilityPolicy durability, final long runMs, final String context) throws Exception
+    private long[] runAndKill(final DurabilityPolicy durability, final long runMs,
+        final String context) throws Exception
     {
         final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         final List<String> command = new ArrayList<>(List.of(java,

@@ -1,6 +1,7 @@
 package io.lockstep.archive;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Random;
 
 /**
@@ -28,7 +29,8 @@ public final class CrashWriter
             {
                 while (reader.poll((buffer, offset, length, position, term, type) ->
                 {
-                    if (!java.util.Arrays.equals(TestFrames.bytes(buffer, offset, length), CrashRecoveryTest.payload(seed, count[0])))
+                    if (!Arrays.equals(TestFrames.bytes(buffer, offset, length),
+                        CrashRecoveryTest.payload(seed, count[0])))
                     {
                         throw new IllegalStateException("frame " + count[0] + " at " + position + " differs");
                     }

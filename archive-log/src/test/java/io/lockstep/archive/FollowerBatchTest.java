@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,7 +46,7 @@ class FollowerBatchTest
         final ArchiveLogConfig followerConfig = new ArchiveLogConfig().directory(followerDir)
             .segmentLength(SEGMENT).maxBatchLength(maxBatch).durability(DurabilityPolicy.NONE);
         final int frames = 1500;
-        final java.util.Random random = new java.util.Random(seed);
+        final Random random = new Random(seed);
         try (ArchiveLog leader = ArchiveLog.open(leaderConfig); ArchiveLog follower = ArchiveLog.open(followerConfig);
             LogReader blocks = leader.newReader(0))
         {

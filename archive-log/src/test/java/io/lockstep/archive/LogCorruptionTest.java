@@ -83,7 +83,8 @@ class LogCorruptionTest
         assertEquals(flips, corruptions + tornTails);
     }
 
-    private static void checkNothingWrongIsServed(final Path copy, final List<TestFrames.Frame> written, final String context)
+    private static void checkNothingWrongIsServed(final Path copy, final List<TestFrames.Frame> written,
+        final String context)
     {
         final ArchiveLog log;
         try

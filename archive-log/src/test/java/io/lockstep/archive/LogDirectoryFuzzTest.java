@@ -1,5 +1,6 @@
 package io.lockstep.archive;
 
+import org.agrona.IoUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -7,6 +8,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -74,7 +76,7 @@ class LogDirectoryFuzzTest
             {
                 throw new AssertionError(context + ": " + t, t);
             }
-            org.agrona.IoUtil.delete(copy.toFile(), true);
+            IoUtil.delete(copy.toFile(), true);
         }
         System.out.printf("log directory fuzz: %d seeds, %d opened serving only what was written, %d refused with " +
             "a reason%n", SEEDS, opened, refused);
@@ -172,7 +174,7 @@ class LogDirectoryFuzzTest
                 {
                     final byte[] garbage = new byte[1 + random.nextInt(4096)];
                     random.nextBytes(garbage);
-                    Files.write(file, garbage, java.nio.file.StandardOpenOption.APPEND);
+                    Files.write(file, garbage, StandardOpenOption.APPEND);
                     what.append("appended garbage to ").append(file.getFileName()).append("; ");
                 }
                 default ->

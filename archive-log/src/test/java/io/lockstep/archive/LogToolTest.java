@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,7 +45,7 @@ class LogToolTest
     void verifyWithoutAPromiseNamesTheCorruptionAndExitsOne() throws Exception
     {
         writeFrames(2000);
-        java.nio.file.Files.delete(dir.resolve(LogFormat.PROMISE_FILE));
+        Files.delete(dir.resolve(LogFormat.PROMISE_FILE));
         ArchiveLogTest.flipByte(dir.resolve(SegmentFiles.name(0)), 1000);
         assertEquals(1, run("verify", dir.toString()));
         assertTrue(out().contains("status=error"), out());
@@ -65,7 +66,7 @@ class LogToolTest
     void aLostPromiseBesideABatchLogIsReportedAtOpenAndByVerify() throws Exception
     {
         writeFrames(20);
-        final java.nio.file.Path promise = dir.resolve(LogFormat.PROMISE_FILE);
+        final Path promise = dir.resolve(LogFormat.PROMISE_FILE);
         assertEquals(0, run("verify", dir.toString()));
         assertTrue(out().contains(" promise=ok"), out());
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
@@ -73,7 +74,7 @@ class LogToolTest
             assertEquals(null, log.promiseLost(), "a promise as it should be");
         }
 
-        java.nio.file.Files.delete(promise);
+        Files.delete(promise);
         out.reset();
         assertEquals(0, run("verify", dir.toString()));
         assertTrue(out().contains(" promise=missing"), out());
@@ -84,12 +85,12 @@ class LogToolTest
             assertEquals("missing", log.promiseLost(), "said at open, not silently recreated");
         }
 
-        java.nio.file.Files.delete(promise);
+        Files.delete(promise);
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir)))
         {
             assertEquals(null, log.promiseLost(), "under none durability a promise may be gone after a restart");
         }
-        java.nio.file.Files.write(promise, new byte[1024]);
+        Files.write(promise, new byte[1024]);
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
         {
             assertEquals("untrusted", log.promiseLost(), "a zeroed promise holds nothing");

@@ -60,7 +60,8 @@ class RecordingLogTest
         {
             final byte[] original = Files.readAllBytes(file);
             ArchiveLogTest.flipByte(file, offset);
-            final ArchiveException ex = assertThrows(ArchiveException.class, () -> RecordingLog.open(dir), "offset " + offset);
+            final ArchiveException ex = assertThrows(ArchiveException.class, () -> RecordingLog.open(dir), "offset "
+                + offset);
             assertTrue(ex.reason() == ArchiveException.Reason.CORRUPT_RECORDING_LOG ||
                 ex.reason() == ArchiveException.Reason.UNSUPPORTED_FORMAT, ex.getMessage());
             assertEquals(file, ex.file());

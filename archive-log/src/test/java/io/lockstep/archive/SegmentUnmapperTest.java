@@ -48,7 +48,8 @@ class SegmentUnmapperTest
                 {
                     Thread.onSpinWait();
                 }
-                assertEquals(2, mappedSegments(), "only the segment the reader is in, and the one it left, stay mapped");
+                assertEquals(2, mappedSegments(),
+                    "only the segment the reader is in, and the one it left, stay mapped");
             }
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (mappedSegments() > 0 && System.nanoTime() < deadline)

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.lockstep.archive.TestFrames.payload;
@@ -110,7 +111,7 @@ class SnapshotStoreTest
         }
         final Path file = dir.resolve(info.location());
         final byte[] bytes = Files.readAllBytes(file);
-        Files.write(file, java.util.Arrays.copyOf(bytes, bytes.length - 64));
+        Files.write(file, Arrays.copyOf(bytes, bytes.length - 64));
         final ArchiveException ex = assertThrows(ArchiveException.class, () -> store.verify(info.location()));
         assertEquals(ArchiveException.Reason.CORRUPT_SNAPSHOT, ex.reason());
         assertTrue(ex.getMessage().contains("trailer"), ex.getMessage());

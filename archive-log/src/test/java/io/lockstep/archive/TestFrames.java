@@ -3,6 +3,7 @@ package io.lockstep.archive;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -39,7 +40,7 @@ final class TestFrames
         return (int)Math.floorMod(mix >>> 17, (long)maxLength + 1);
     }
 
-    static ArchiveLogConfig config(final java.nio.file.Path dir)
+    static ArchiveLogConfig config(final Path dir)
     {
         return new ArchiveLogConfig().directory(dir).segmentLength(64 * 1024).maxBatchLength(8 * 1024);
     }

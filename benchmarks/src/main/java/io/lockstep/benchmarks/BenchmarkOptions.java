@@ -1,6 +1,7 @@
 package io.lockstep.benchmarks;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * The options shared by the cluster benchmarks, parsed once: {@code --rates 1000,10000} (or {@code --rate}),
@@ -47,7 +48,7 @@ public record BenchmarkOptions(int[] rates, int seconds, int warmup, int size, S
         {
             switch (args[i])
             {
-                case "--rates", "--rate" -> rates = java.util.Arrays.stream(args[i + 1].split(","))
+                case "--rates", "--rate" -> rates = Arrays.stream(args[i + 1].split(","))
                     .mapToInt(r -> Integer.parseInt(r.trim())).toArray();
                 case "--seconds", "--duration" -> seconds = Integer.parseInt(args[i + 1]);
                 case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);

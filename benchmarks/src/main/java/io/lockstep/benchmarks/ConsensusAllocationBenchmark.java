@@ -3,19 +3,21 @@ package io.lockstep.benchmarks;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.client.ClusterClient;
-import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.MemberProtocolShapes;
+import io.lockstep.consensus.TimeoutProfile;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.service.ServiceHandoff;
 import io.lockstep.consensus.service.ServiceIdleStrategy;
 import io.lockstep.consensus.service.ServiceMember;
-import io.lockstep.examples.EchoService;
-import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.consensus.ConsensusAgent;
-import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
 import io.lockstep.consensus.storage.FileElectionState;
-import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.TcpTransport;
-import io.lockstep.consensus.TimeoutProfile;
-import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.examples.EchoService;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
@@ -30,6 +32,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Bytes allocated per message on each member's thread in steady state (target 0), on both paths a message takes:
@@ -46,7 +50,7 @@ public final class ConsensusAllocationBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         int appends = 20_000;
         boolean dedicated = false;
         for (int a = 0; a + 1 < args.length; a += 2)
@@ -80,10 +84,10 @@ public final class ConsensusAllocationBenchmark
                     .durability(DurabilityPolicy.NONE);
                 final ConsensusConfig config = ConsensusConfig.of(i, members, TimeoutProfile.LAN);
                 final TcpTransport transport = new TcpTransport(i, members, log.segmentLength(),
-                    config.maxBlockBytes() + 65_600, null, io.lockstep.consensus.MemberProtocolShapes.create());
+                    config.maxBlockBytes() + 65_600, null, MemberProtocolShapes.create());
                 final ArchiveRaftLog raftLog = new ArchiveRaftLog(log);
                 final ConsensusAgent agent = new ConsensusAgent(config, new SystemNanoClock(),
-                    io.lockstep.consensus.node.ClusterNode.newWallClock(), transport, raftLog,
+                    ClusterNode.newWallClock(), transport, raftLog,
                     new FileElectionState(root.resolve("node" + i)), new Random(i));
                 agents.add(agent);
                 final ServiceHandoff handoff = dedicated ? new ServiceHandoff(true) : null;

@@ -2,8 +2,8 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.EchoService;
+import io.lockstep.testkit.LocalCluster;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Failover under a steady rate: three member processes running the echo service, this process as the client; half
@@ -28,7 +30,7 @@ public final class FailoverBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         final BenchmarkOptions options = BenchmarkOptions.parse(args,
             new BenchmarkOptions(new int[]{ 2000 }, 10, 0, 288, "none", Path.of("target", "bench")));
         final Path root = Files.createTempDirectory("lockstep-failover");

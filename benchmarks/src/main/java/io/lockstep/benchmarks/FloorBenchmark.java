@@ -1,5 +1,6 @@
 package io.lockstep.benchmarks;
 
+import java.nio.file.Path;
 import java.util.Locale;
 
 /**
@@ -23,7 +24,7 @@ public final class FloorBenchmark
     {
         final BenchmarkOptions options = BenchmarkOptions.parse(args, new BenchmarkOptions(
             new int[]{ 1000, 5000, 10000, 20000, 40000 }, 20, 0, 288, "none",
-            java.nio.file.Path.of("target", "bench")));
+            Path.of("target", "bench")));
         final MachineStalls stalls = new MachineStalls().measure(options.seconds());
         System.out.printf(Locale.ROOT, "machine stalls (one spinning thread, %d s): %.2f/s over 1 ms, %.1f/s over " +
             "100 us, longest %d us, %.2f%% of the time not running%n", options.seconds(),

@@ -3,21 +3,26 @@ package io.lockstep.benchmarks;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.DevCertificates;
 import io.lockstep.cluster.transport.TlsFiles;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.examples.EchoService;
+import io.lockstep.testkit.LocalCluster;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Round-trip latency at fixed rates: three member processes on loopback running the echo service, this process as
@@ -57,7 +62,7 @@ public final class LatencyBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         final boolean tls = Arrays.asList(args).contains("--tls");
         final BenchmarkOptions options = BenchmarkOptions.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
             .toArray(String[]::new),
@@ -66,7 +71,8 @@ public final class LatencyBenchmark
         final Path out = options.out();
         Files.createDirectories(out);
         final double floorUs = loopbackFloorUs(size);
-        System.out.printf(Locale.ROOT, "loopback floor (two TCP round trips of %d bytes, p50): %.1f us%n", size, floorUs);
+        System.out.printf(Locale.ROOT, "loopback floor (two TCP round trips of %d bytes, p50): %.1f us%n", size,
+            floorUs);
         System.out.printf(Locale.ROOT, "loopback mode=floor size=%d p50_us=%.1f%n", size, floorUs);
 
         final Path root = Files.createTempDirectory("lockstep-latency");
@@ -90,7 +96,8 @@ public final class LatencyBenchmark
             {
                 System.out.printf("lockstep: pre-warm %d s at %d msg/s, not measured%n", options.prewarm(),
                     PREWARM_RATE);
-                new LatencyBenchmark(authority).run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0, options.out());
+                new LatencyBenchmark(authority).run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0,
+                    options.out());
             }
             for (final int rate : options.rates())
             {
@@ -145,11 +152,11 @@ public final class LatencyBenchmark
                 SendPacer.pace(paced, message, size, start, intervalNs, warmedUpTo, end, sendLate) - warmedUpTo;
             // Leader changes during the run: each election is an outage of up to the election timeout.
             long term = -1;
-            try (io.lockstep.consensus.tool.AdminClient admin = null == tlsAuthority ? cluster.adminClient() :
-                new io.lockstep.consensus.tool.AdminClient(cluster.members(), cluster.toolSecret(),
+            try (AdminClient admin = null == tlsAuthority ? cluster.adminClient() :
+                new AdminClient(cluster.members(), cluster.toolSecret(),
                     TlsFiles.trusting(tlsAuthority)))
             {
-                for (final io.lockstep.consensus.tool.AdminClient.Status s : admin.status(1000).values())
+                for (final AdminClient.Status s : admin.status(1000).values())
                 {
                     term = Math.max(term, s.term());
                 }
@@ -167,9 +174,9 @@ public final class LatencyBenchmark
     /**
      * @return the authority's certificate, which the client trusts.
      */
-    private static Path encryptEveryLink(final LocalCluster cluster, final Path dir) throws java.io.IOException
+    private static Path encryptEveryLink(final LocalCluster cluster, final Path dir) throws IOException
     {
-        DevCertificates.write(dir, java.util.List.of("127.0.0.1", "localhost"));
+        DevCertificates.write(dir, List.of("127.0.0.1", "localhost"));
         cluster.configureAll("lockstep.tls.links", "all");
         cluster.configureAll("lockstep.tls.certificate.file", dir.resolve(DevCertificates.CERTIFICATE).toString());
         cluster.configureAll("lockstep.tls.key.file", dir.resolve(DevCertificates.KEY).toString());

@@ -84,7 +84,8 @@ public final class LatencyReport
             rate, us(histogram, 50), us(histogram, 90), us(histogram, 99), us(histogram, 99.9), us(histogram, 99.99),
             histogram.getMaxValue() / 1000.0, achieved, totalCpu, membersCpuUsPerMessage, maxRss, extra);
         System.out.printf(Locale.ROOT, "%s mode=latency rate=%d size=%d p50_us=%.0f p90_us=%.0f p99_us=%.0f " +
-            "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s%s hdr=%s%n", system, rate, size,
+            "p999_us=%.0f p9999_us=%.0f max_us=%.0f achieved=%.0f sent=%d cpu_pct=%.0f%s%s hdr=%s%n", system, rate,
+                size,
             us(histogram, 50), us(histogram, 90), us(histogram, 99), us(histogram, 99.9), us(histogram, 99.99),
             histogram.getMaxValue() / 1000.0, achieved, sent, totalCpu, processes, extra, hdr);
     }

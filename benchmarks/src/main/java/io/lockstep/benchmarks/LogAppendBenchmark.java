@@ -93,7 +93,8 @@ public final class LogAppendBenchmark
     private void run(final int[] batches) throws Exception
     {
         final int frameLength = FrameDescriptor.alignedFrameLength(messageSize);
-        System.out.printf(Locale.ROOT, "archive-log append benchmark: %d-byte messages (%d-byte frames), %.1f s per case, dir=%s%n",
+        System.out.printf(Locale.ROOT,
+            "archive-log append benchmark: %d-byte messages (%d-byte frames), %.1f s per case, dir=%s%n",
             messageSize, frameLength, seconds, dir);
         System.out.printf(Locale.ROOT, "%-6s %-7s %10s %12s %10s %10s %12s %8s %14s%n",
             "batch", "policy", "MB/s", "frames/s", "fsyncs/s", "raw MB/s", "raw fsyncs/s", "ratio", "alloc B/append");

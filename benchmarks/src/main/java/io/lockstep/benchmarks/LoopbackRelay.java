@@ -292,7 +292,8 @@ final class LoopbackRelay
         private final Selector selector;
         private final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER);
         private final ByteBuffer view = in.duplicate();
-        private final ByteBuffer[] acks = { ByteBuffer.allocateDirect(64 * 1024), ByteBuffer.allocateDirect(64 * 1024) };
+        private final ByteBuffer[] acks = { ByteBuffer.allocateDirect(64 * 1024),
+            ByteBuffer.allocateDirect(64 * 1024) };
         private final long[] acked = new long[FOLLOWERS];
         private final Consumer<SelectionKey> onReady = this::onReady;
         private SocketChannel client;

@@ -4,7 +4,6 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramIterationValue;
 import org.HdrHistogram.HistogramLogReader;
 
-import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -17,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import javax.imageio.ImageIO;
 
 /**
  * Draws the latency percentile distributions of the saved histograms (the classic HdrHistogram plot: percentile on a
@@ -92,7 +92,8 @@ public final class PercentilePlot
                 final double nines = p >= 1 ? MAX_NINES : Math.min(MAX_NINES, Math.log10(1 / (1 - p)));
                 final double us = Math.max(10, v.getValueIteratedTo() / 1000.0);
                 final int x = LEFT + (int)(nines / MAX_NINES * (WIDTH - LEFT - RIGHT));
-                final int y = HEIGHT - BOTTOM - (int)((Math.log10(us) - minLog) / (maxLog - minLog) * (HEIGHT - TOP - BOTTOM));
+                final int y = HEIGHT - BOTTOM -
+                    (int)((Math.log10(us) - minLog) / (maxLog - minLog) * (HEIGHT - TOP - BOTTOM));
                 if (px >= 0)
                 {
                     g.drawLine(px, py, x, y);

@@ -2,14 +2,14 @@ package io.lockstep.benchmarks;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.consensus.storage.ArchiveRaftLog;
-import io.lockstep.consensus.storage.FileSnapshotStorage;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
 import io.lockstep.consensus.service.EntryLogWriter;
 import io.lockstep.consensus.service.ServiceContainer;
 import io.lockstep.consensus.service.SessionTable;
 import io.lockstep.consensus.service.TimerTable;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.storage.FileSnapshotStorage;
 import io.lockstep.examples.matching.MatchingEngineService;
 import io.lockstep.examples.matching.codecs.CancelOrderEncoder;
 import io.lockstep.examples.matching.codecs.MessageHeaderEncoder;
@@ -20,6 +20,7 @@ import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -70,7 +71,7 @@ public final class SnapshotBenchmark
             throw new IllegalArgumentException("--orders must be in [1, " + MatchingEngineService.MAX_ORDERS_PER_BOOK +
                 "]");
         }
-        final Path dir = java.nio.file.Files.createTempDirectory("lockstep-snapshot-bench");
+        final Path dir = Files.createTempDirectory("lockstep-snapshot-bench");
         try
         {
             run(dir, orders, churn);

@@ -9,8 +9,12 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * How far a warm standby behind a cross-zone link trails the leader: three voting members and one standby as
@@ -30,11 +34,11 @@ public final class StandbyLagBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         long delayMs = 5;
         int standbys = 1;
         boolean relay = false;
-        final java.util.List<String> rest = new java.util.ArrayList<>();
+        final List<String> rest = new ArrayList<>();
         for (int i = 0; i < args.length; i++)
         {
             if ("--delay-ms".equals(args[i]) && i + 1 < args.length)
@@ -70,7 +74,8 @@ public final class StandbyLagBenchmark
             {
                 cluster.start(i);
             }
-            System.out.printf("standby lag: 3 voting members and %d standby(s) behind a %d ms each-way delay proxy%s, " +
+            System.out.printf("standby lag: 3 voting members and %d standby(s) behind a %d ms each-way delay " +
+                "proxy%s, " +
                 "durability %s, %d-byte echo messages, %d s per rate%n", standbys, delayMs,
                 relay ? ", standby 3 feeding the others" : "", options.durability(), options.size(), options.seconds());
             for (final int rate : options.rates())

@@ -6,10 +6,14 @@ import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Locale;
 
 /**
@@ -132,9 +136,9 @@ final class TcpHopCost
     static double fileWriteNs(final int size, final int writes) throws IOException
     {
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        final java.nio.file.Path file = java.nio.file.Files.createTempFile("lockstep-hop", ".log");
-        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
-            java.nio.file.StandardOpenOption.WRITE))
+        final Path file = Files.createTempFile("lockstep-hop", ".log");
+        try (FileChannel channel = FileChannel.open(file,
+            StandardOpenOption.WRITE))
         {
             final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
             long start = 0;
@@ -151,7 +155,7 @@ final class TcpHopCost
         }
         finally
         {
-            java.nio.file.Files.deleteIfExists(file);
+            Files.deleteIfExists(file);
         }
     }
 

@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * What one TLS handshake costs the member that accepts it, on the member's own thread (the thread that also runs
  * consensus): a member transport polls on a thread of its own while clients connect over TLS one after another,
- * and the CPU time of the member thread's polls that did work is divided by the connections it completed. Also the same for connections in the
- * clear, for comparison. {@code TlsHandshakeCost [--connections 500]}
+ * and the CPU time of the member thread's polls that did work is divided by the connections it completed. Also the same
+ * for connections in the clear, for comparison. {@code TlsHandshakeCost [--connections 500]}
  */
 public final class TlsHandshakeCost
 {

@@ -14,8 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.BitSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -43,7 +46,7 @@ public final class ZoneLossBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        java.util.logging.Logger.getLogger("io.lockstep").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         int runs = 5;
         String mode = "sync";
         int rate = 1000;
@@ -103,7 +106,7 @@ public final class ZoneLossBenchmark
             if (tls)
             {
                 final Path dir = root.resolve("tls");
-                DevCertificates.write(dir, java.util.List.of("127.0.0.1", "localhost"));
+                DevCertificates.write(dir, List.of("127.0.0.1", "localhost"));
                 cluster.configureAll("lockstep.tls.links", "standby");
                 cluster.configureAll("lockstep.tls.certificate.file", dir.resolve(DevCertificates.CERTIFICATE)
                     .toString());

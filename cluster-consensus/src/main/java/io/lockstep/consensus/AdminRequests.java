@@ -1,16 +1,21 @@
 package io.lockstep.consensus;
 
-import io.lockstep.consensus.codecs.AppendStatus;
-import io.lockstep.consensus.codecs.Role;
+import io.lockstep.archive.BlockHandler;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
-import io.lockstep.cluster.transport.Transport;
 import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventEncoder;
-import org.agrona.DirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.BackupChunkEncoder;
 import io.lockstep.consensus.codecs.BackupStatus;
+import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ErrorsResponseEncoder;
+import io.lockstep.consensus.codecs.MembershipAction;
+import io.lockstep.consensus.codecs.PromoteResponseEncoder;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.log.MembershipChangeEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -42,18 +47,18 @@ final class AdminRequests
     private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
     private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
     private final UnsafeBuffer changeBuffer = new UnsafeBuffer(new byte[128]);
-    private final io.lockstep.consensus.log.MembershipChangeEncoder changeEncoder =
-        new io.lockstep.consensus.log.MembershipChangeEncoder();
+    private final MembershipChangeEncoder changeEncoder =
+        new MembershipChangeEncoder();
     private final io.lockstep.consensus.log.MessageHeaderEncoder changeHeader =
         new io.lockstep.consensus.log.MessageHeaderEncoder();
-    private final io.lockstep.consensus.codecs.PromoteResponseEncoder promoteEncoder =
-        new io.lockstep.consensus.codecs.PromoteResponseEncoder();
+    private final PromoteResponseEncoder promoteEncoder =
+        new PromoteResponseEncoder();
     /** A backup piece: at most this many bytes (a frame longer than this goes whole: see RaftLog#readBlock). */
     static final int BACKUP_PIECE_BYTES = 256 * 1024;
     private final UnsafeBuffer backupBytes = new UnsafeBuffer(new byte[2 * BACKUP_PIECE_BYTES]);
     private final UnsafeBuffer backupBuffer = new UnsafeBuffer(new byte[2 * BACKUP_PIECE_BYTES + 256]);
     private final BackupChunkEncoder backupEncoder = new BackupChunkEncoder();
-    private final io.lockstep.archive.BlockHandler backupBlock = this::onBackupBlock;
+    private final BlockHandler backupBlock = this::onBackupBlock;
     private int backupBlockLength;
     private long backupBlockEnd = -1;
     private final io.lockstep.consensus.codecs.MessageHeaderEncoder memberHeader =
@@ -217,8 +222,8 @@ final class AdminRequests
         final byte[] detail = null == refusal ? new byte[0] : refusal.getBytes(StandardCharsets.UTF_8);
         final int length = promoteEncoder.wrapAndApplyHeader(errorsBuffer, 0, memberHeader)
             .correlationId(correlationId).memberId(agent.memberId())
-            .accepted(null == refusal ? io.lockstep.consensus.codecs.BooleanType.TRUE :
-                io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .accepted(null == refusal ? BooleanType.TRUE :
+                BooleanType.FALSE)
             .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
             .term(agent.term()).leaderId(agent.leaderId()).sinceLeaderNs(agent.sinceLeaderNs())
             .durablePosition(log.durablePosition()).lastTerm(agent.lastLogTerm())
@@ -287,7 +292,7 @@ final class AdminRequests
      * acknowledged with its position once committed.
      */
     void onMembershipChange(
-        final int endpoint, final long correlationId, final io.lockstep.consensus.codecs.MembershipAction action,
+        final int endpoint, final long correlationId, final MembershipAction action,
         final int id)
     {
         if (Role.LEADER != agent.role() || leader.transferring())
@@ -310,20 +315,20 @@ final class AdminRequests
             case REMOVE -> m.voters() & ~bit;
             default -> m.voters();
         };
-        final long learners = io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER == action ?
+        final long learners = MembershipAction.ADD_LEARNER == action ?
             m.learners() | bit : m.learners() & ~bit;
         final int length = changeEncoder.wrapAndApplyHeader(changeBuffer, 0, changeHeader)
             .timestamp(agent.logTimeNs()).configEpoch(m.epoch()).configVersion(m.version() + 1)
             .voters(voters).learners(learners).encodedLength();
         final long start = log.pendingPosition();
-        final long position = agent.appendLogEntry(io.lockstep.consensus.log.MembershipChangeEncoder.TEMPLATE_ID,
+        final long position = agent.appendLogEntry(MembershipChangeEncoder.TEMPLATE_ID,
             changeBuffer, 0, io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
         m.onLogChange(start, m.epoch(), m.version() + 1, voters, learners);
         pendingAppends.add(position, correlationId, endpoint);
     }
 
     private String membershipRefusal(
-        final Membership m, final io.lockstep.consensus.codecs.MembershipAction action, final int id)
+        final Membership m, final MembershipAction action, final int id)
     {
         if (m.changeInFlight())
         {

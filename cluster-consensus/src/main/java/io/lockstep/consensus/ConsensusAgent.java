@@ -1,9 +1,10 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Transport;
-
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.log.MessageHeaderEncoder;
+import io.lockstep.consensus.log.NewLeadershipTermEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochNanoClock;
@@ -59,10 +60,10 @@ public final class ConsensusAgent implements Agent
     private final MembershipExchange membershipExchange;
     private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
     private final PendingAppends pendingAppends;
-    private final io.lockstep.consensus.log.NewLeadershipTermEncoder newTermEntry =
-        new io.lockstep.consensus.log.NewLeadershipTermEncoder();
-    private final io.lockstep.consensus.log.MessageHeaderEncoder entryHeader =
-        new io.lockstep.consensus.log.MessageHeaderEncoder();
+    private final NewLeadershipTermEncoder newTermEntry =
+        new NewLeadershipTermEncoder();
+    private final MessageHeaderEncoder entryHeader =
+        new MessageHeaderEncoder();
 
     private Role role = Role.FOLLOWER;
     private long term;
@@ -134,7 +135,8 @@ public final class ConsensusAgent implements Agent
         followerLog.rebuildTermIndex();
         if (termIndex.lastTerm() > term)
         {
-            throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term " + term);
+            throw new IllegalStateException("log holds term " + termIndex.lastTerm() + " beyond the stored term "
+                + term);
         }
         LogOrder.warnIfOwing(log, termIndex.lastTerm(), memberId);
     }
@@ -519,7 +521,7 @@ public final class ConsensusAgent implements Agent
             .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
             .encodedLength();
         appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
-            io.lockstep.consensus.log.MessageHeaderEncoder.ENCODED_LENGTH + length);
+            MessageHeaderEncoder.ENCODED_LENGTH + length);
         leader.startTerm(termIndex.startOf(term), nowNs);
         LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
             memberId, term, log.pendingPosition());

@@ -64,7 +64,8 @@ public final class ConsensusConfig
     {
         if (members.isEmpty() || members.size() > MAX_MEMBERS)
         {
-            throw new IllegalArgumentException("between 1 and " + MAX_MEMBERS + " members needed, got " + members.size());
+            throw new IllegalArgumentException("between 1 and " + MAX_MEMBERS + " members needed, got "
+                + members.size());
         }
         boolean self = false;
         long seen = 0;
@@ -146,9 +147,9 @@ public final class ConsensusConfig
     /**
      * The synchronous standby option (RPO 0 across the loss of the primary zone): a leader commits, and so
      * acknowledges, an entry only once a voting majority <em>and</em> a majority of the standbys (non-voting members)
-     * hold it durably, so that whichever majority of them a promotion elects from holds it. The cost is one round trip to the standby's zone on every commit, and commits stop while no
-     * standby answers (availability traded for no loss). Off by default. Every voting member must be configured
-     * alike: each applies its own setting when it leads.
+     * hold it durably, so that whichever majority of them a promotion elects from holds it. The cost is one round trip
+     * to the standby's zone on every commit, and commits stop while no standby answers (availability traded for no
+     * loss). Off by default. Every voting member must be configured alike: each applies its own setting when it leads.
      *
      * @return this.
      * @throws IllegalArgumentException if there is no standby to wait for.

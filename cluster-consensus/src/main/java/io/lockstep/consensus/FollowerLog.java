@@ -2,6 +2,8 @@ package io.lockstep.consensus;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.log.MembershipChangeDecoder;
+import io.lockstep.consensus.log.MessageHeaderDecoder;
 import org.agrona.DirectBuffer;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -33,8 +35,8 @@ final class FollowerLog
     private final int memberId;
     private long divergedAt = -1;
     private final Membership membership;
-    private final io.lockstep.consensus.log.MembershipChangeDecoder change =
-        new io.lockstep.consensus.log.MembershipChangeDecoder();
+    private final MembershipChangeDecoder change =
+        new MembershipChangeDecoder();
     private long framesReceived;
     private long bytesReceived;
     private final RaftLog log;
@@ -135,11 +137,11 @@ final class FollowerLog
     private void observeChange(final DirectBuffer buffer, final int frameOffset, final int frameType,
         final long position)
     {
-        if (io.lockstep.consensus.log.MembershipChangeDecoder.TEMPLATE_ID == frameType &&
+        if (MembershipChangeDecoder.TEMPLATE_ID == frameType &&
             LogClock.isTimestamped(buffer, frameOffset, frameType))
         {
             final int headerOffset = frameOffset + HEADER_LENGTH;
-            change.wrap(buffer, headerOffset + io.lockstep.consensus.log.MessageHeaderDecoder.ENCODED_LENGTH,
+            change.wrap(buffer, headerOffset + MessageHeaderDecoder.ENCODED_LENGTH,
                 buffer.getShort(headerOffset, LITTLE_ENDIAN) & 0xFFFF,
                 buffer.getShort(headerOffset + 6, LITTLE_ENDIAN) & 0xFFFF);
             membership.onLogChange(position, change.configEpoch(), change.configVersion(), change.voters(),

@@ -1,6 +1,8 @@
 package io.lockstep.consensus;
 
 import io.lockstep.archive.BlockHandler;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import org.agrona.DirectBuffer;
@@ -65,7 +67,7 @@ final class LeaderReplication
 
         final PeerState[] others = new PeerState[config.members().size() - 1];
         int i = 0;
-        for (final io.lockstep.cluster.transport.Member m : config.members())
+        for (final Member m : config.members())
         {
             if (m.id() != memberId)
             {
@@ -488,7 +490,7 @@ final class LeaderReplication
     /**
      * @return true if a connection to any other member is up.
      */
-    boolean anyPeerConnected(final io.lockstep.cluster.transport.Transport transport)
+    boolean anyPeerConnected(final Transport transport)
     {
         for (final PeerState peer : peers)
         {

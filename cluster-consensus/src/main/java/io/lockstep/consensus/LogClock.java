@@ -126,7 +126,8 @@ public final class LogClock
         final int frameLength = buffer.getInt(frameOffset, LITTLE_ENDIAN);
         return frameType > 0 && frameType != LogEntryType.CLIENT_APPEND &&
             frameLength >= TIMESTAMP_OFFSET + Long.BYTES &&
-            (buffer.getShort(frameOffset + SCHEMA_ID_OFFSET, LITTLE_ENDIAN) & 0xFFFF) == MessageHeaderDecoder.SCHEMA_ID &&
+            (buffer.getShort(frameOffset + SCHEMA_ID_OFFSET,
+                LITTLE_ENDIAN) & 0xFFFF) == MessageHeaderDecoder.SCHEMA_ID &&
             (buffer.getShort(frameOffset + TEMPLATE_ID_OFFSET, LITTLE_ENDIAN) & 0xFFFF) == frameType;
     }
 

@@ -18,7 +18,8 @@ final class LogOrder
      * @return true if a log ending at (term, position) is at least as up to date as one ending at (otherTerm,
      * otherPosition).
      */
-    static boolean atLeastAsUpToDate(final long term, final long position, final long otherTerm, final long otherPosition)
+    static boolean atLeastAsUpToDate(final long term, final long position, final long otherTerm,
+        final long otherPosition)
     {
         return term > otherTerm || (term == otherTerm && position >= otherPosition);
     }

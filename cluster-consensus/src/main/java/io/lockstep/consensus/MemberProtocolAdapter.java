@@ -3,18 +3,29 @@ package io.lockstep.consensus;
 import io.lockstep.cluster.transport.DecoderFaults;
 import io.lockstep.cluster.transport.MessageShapes;
 import io.lockstep.cluster.transport.Transport;
-
 import io.lockstep.consensus.codecs.AppendRequestDecoder;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.BackupRequestDecoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ClientAppendDecoder;
+import io.lockstep.consensus.codecs.ConfigurationNoticeDecoder;
+import io.lockstep.consensus.codecs.ErrorsRequestDecoder;
+import io.lockstep.consensus.codecs.InstallSnapshotDecoder;
+import io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder;
+import io.lockstep.consensus.codecs.MembershipChangeRequestDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.PromoteRequestDecoder;
 import io.lockstep.consensus.codecs.RequestVoteDecoder;
+import io.lockstep.consensus.codecs.ShutdownRequestDecoder;
+import io.lockstep.consensus.codecs.SnapshotRequestDecoder;
 import io.lockstep.consensus.codecs.StatusRequestDecoder;
+import io.lockstep.consensus.codecs.SuspendRequestDecoder;
 import io.lockstep.consensus.codecs.TimeoutNowDecoder;
 import io.lockstep.consensus.codecs.TransferLeadershipDecoder;
 import io.lockstep.consensus.codecs.VoteDecoder;
 import org.agrona.DirectBuffer;
+
+import java.nio.ByteOrder;
 
 /**
  * Decodes inbound messages with flyweights and calls the matching handler on the consensus agent. Member-only
@@ -39,27 +50,27 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final ClientAppendDecoder clientAppend = new ClientAppendDecoder();
     private final StatusRequestDecoder statusRequest = new StatusRequestDecoder();
     private final TransferLeadershipDecoder transferLeadership = new TransferLeadershipDecoder();
-    private final io.lockstep.consensus.codecs.InstallSnapshotDecoder installSnapshot =
-        new io.lockstep.consensus.codecs.InstallSnapshotDecoder();
-    private final io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder installSnapshotResponse =
-        new io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder();
-    private final io.lockstep.consensus.codecs.SnapshotRequestDecoder snapshotRequest =
-        new io.lockstep.consensus.codecs.SnapshotRequestDecoder();
-    private final io.lockstep.consensus.codecs.ShutdownRequestDecoder shutdownRequest =
-        new io.lockstep.consensus.codecs.ShutdownRequestDecoder();
+    private final InstallSnapshotDecoder installSnapshot =
+        new InstallSnapshotDecoder();
+    private final InstallSnapshotResponseDecoder installSnapshotResponse =
+        new InstallSnapshotResponseDecoder();
+    private final SnapshotRequestDecoder snapshotRequest =
+        new SnapshotRequestDecoder();
+    private final ShutdownRequestDecoder shutdownRequest =
+        new ShutdownRequestDecoder();
 
-    private final io.lockstep.consensus.codecs.SuspendRequestDecoder suspendRequest =
-        new io.lockstep.consensus.codecs.SuspendRequestDecoder();
+    private final SuspendRequestDecoder suspendRequest =
+        new SuspendRequestDecoder();
 
-    private final io.lockstep.consensus.codecs.BackupRequestDecoder backupRequest =
-        new io.lockstep.consensus.codecs.BackupRequestDecoder();
+    private final BackupRequestDecoder backupRequest =
+        new BackupRequestDecoder();
 
-    private final io.lockstep.consensus.codecs.ConfigurationNoticeDecoder configurationNotice =
-        new io.lockstep.consensus.codecs.ConfigurationNoticeDecoder();
-    private final io.lockstep.consensus.codecs.MembershipChangeRequestDecoder changeRequest =
-        new io.lockstep.consensus.codecs.MembershipChangeRequestDecoder();
-    private final io.lockstep.consensus.codecs.PromoteRequestDecoder promoteRequest =
-        new io.lockstep.consensus.codecs.PromoteRequestDecoder();
+    private final ConfigurationNoticeDecoder configurationNotice =
+        new ConfigurationNoticeDecoder();
+    private final MembershipChangeRequestDecoder changeRequest =
+        new MembershipChangeRequestDecoder();
+    private final PromoteRequestDecoder promoteRequest =
+        new PromoteRequestDecoder();
 
     MemberProtocolAdapter(final ConsensusAgent agent, final Transport transport, final int relay)
     {
@@ -159,7 +170,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             agent.onClientProtocol(from, buffer, offset, length);
             return;
         }
-        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID
+            || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
         {
             LOGGER.log(System.Logger.Level.WARNING, "dropped message from {0}: schema {1} version {2}",
                 from, header.schemaId(), header.version());
@@ -173,7 +185,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         {
             // Every tool request starts with its correlation id: the refusal names the request it answers.
             final long correlationId = blockLength >= Long.BYTES && body + Long.BYTES <= offset + length ?
-                buffer.getLong(body, java.nio.ByteOrder.LITTLE_ENDIAN) : -1;
+                buffer.getLong(body, ByteOrder.LITTLE_ENDIAN) : -1;
             agent.admin().refuseUntrusted(from, correlationId, header.templateId());
             return;
         }
@@ -259,7 +271,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 }
                 break;
 
-            case io.lockstep.consensus.codecs.InstallSnapshotDecoder.TEMPLATE_ID:
+            case InstallSnapshotDecoder.TEMPLATE_ID:
                 if (fromMember)
                 {
                     installSnapshot.wrap(buffer, body, blockLength, version);
@@ -279,7 +291,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     final long totalLength = installSnapshot.totalLength();
                     final int chunkLength = installSnapshot.chunkLength();
                     final int bytesOffset = installSnapshot.limit() +
-                        io.lockstep.consensus.codecs.InstallSnapshotDecoder.chunkHeaderLength();
+                        InstallSnapshotDecoder.chunkHeaderLength();
                     if (bytesOffset + chunkLength > offset + length || chunkOffset < 0 || totalLength < 0 ||
                         chunkOffset + chunkLength > totalLength)
                     {
@@ -291,7 +303,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 }
                 break;
 
-            case io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder.TEMPLATE_ID:
+            case InstallSnapshotResponseDecoder.TEMPLATE_ID:
                 if (fromMember)
                 {
                     installSnapshotResponse.wrap(buffer, body, blockLength, version);
@@ -300,13 +312,14 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                     {
                         break;
                     }
-                    agent.onInstallSnapshotResponse(installSnapshotResponse.term(), installSnapshotResponse.followerId(),
+                    agent.onInstallSnapshotResponse(installSnapshotResponse.term(),
+                        installSnapshotResponse.followerId(),
                         installSnapshotResponse.snapshotPosition(), installSnapshotResponse.nextOffset(),
                         BooleanType.TRUE == installSnapshotResponse.installed());
                 }
                 break;
 
-            case io.lockstep.consensus.codecs.ConfigurationNoticeDecoder.TEMPLATE_ID:
+            case ConfigurationNoticeDecoder.TEMPLATE_ID:
                 if (fromMember)
                 {
                     configurationNotice.wrap(buffer, body, blockLength, version);
@@ -320,24 +333,24 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 }
                 break;
 
-            case io.lockstep.consensus.codecs.MembershipChangeRequestDecoder.TEMPLATE_ID:
+            case MembershipChangeRequestDecoder.TEMPLATE_ID:
                 changeRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onMembershipChange(from, changeRequest.correlationId(), changeRequest.action(),
                     changeRequest.memberId());
                 break;
 
-            case io.lockstep.consensus.codecs.PromoteRequestDecoder.TEMPLATE_ID:
+            case PromoteRequestDecoder.TEMPLATE_ID:
                 promoteRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onPromoteRequest(from, promoteRequest.correlationId(),
                     BooleanType.TRUE.value() == promoteRequest.checkRaw(), promoteRequest.configEpoch(),
                     promoteRequest.voters(), promoteRequest.learners());
                 break;
 
-            case io.lockstep.consensus.codecs.SnapshotRequestDecoder.TEMPLATE_ID:
+            case SnapshotRequestDecoder.TEMPLATE_ID:
                 snapshotRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onSnapshotRequest(from, snapshotRequest.correlationId());
                 break;
-            case io.lockstep.consensus.codecs.ShutdownRequestDecoder.TEMPLATE_ID:
+            case ShutdownRequestDecoder.TEMPLATE_ID:
                 shutdownRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onShutdownRequest(from, shutdownRequest.correlationId());
                 break;
@@ -354,21 +367,21 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
                 agent.admin().onClientAppend(from, correlationId, buffer, payloadOffset, payloadLength);
                 break;
 
-            case io.lockstep.consensus.codecs.SuspendRequestDecoder.TEMPLATE_ID:
+            case SuspendRequestDecoder.TEMPLATE_ID:
                 suspendRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onSuspendRequest(from, suspendRequest.correlationId(),
                     BooleanType.TRUE.value() == suspendRequest.suspendRaw());
                 break;
 
-            case io.lockstep.consensus.codecs.BackupRequestDecoder.TEMPLATE_ID:
+            case BackupRequestDecoder.TEMPLATE_ID:
                 backupRequest.wrap(buffer, body, blockLength, version);
                 agent.admin().onBackupRequest(from, backupRequest.correlationId(),
                     BooleanType.TRUE.value() == backupRequest.logRaw(), backupRequest.snapshotPosition(),
                     backupRequest.from(), backupRequest.limitPosition());
                 break;
 
-            case io.lockstep.consensus.codecs.ErrorsRequestDecoder.TEMPLATE_ID:
-                agent.admin().onErrorsRequest(from, buffer.getLong(body, java.nio.ByteOrder.LITTLE_ENDIAN));
+            case ErrorsRequestDecoder.TEMPLATE_ID:
+                agent.admin().onErrorsRequest(from, buffer.getLong(body, ByteOrder.LITTLE_ENDIAN));
                 break;
 
             case StatusRequestDecoder.TEMPLATE_ID:
@@ -378,7 +391,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
 
             case TransferLeadershipDecoder.TEMPLATE_ID:
                 transferLeadership.wrap(buffer, body, blockLength, version);
-                agent.admin().onTransferLeadership(from, transferLeadership.correlationId(), transferLeadership.targetMemberId());
+                agent.admin().onTransferLeadership(from, transferLeadership.correlationId(),
+                    transferLeadership.targetMemberId());
                 break;
 
             default:

@@ -1,12 +1,12 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Transport;
-
 import io.lockstep.consensus.codecs.AppendRequestEncoder;
 import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.AppendStatus;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ClientAppendAckEncoder;
+import io.lockstep.consensus.codecs.ConfigurationNoticeEncoder;
 import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
 import io.lockstep.consensus.codecs.InstallSnapshotResponseEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
@@ -43,8 +43,8 @@ final class MemberProtocolPublisher
     private final InstallSnapshotEncoder installSnapshot = new InstallSnapshotEncoder();
     private final InstallSnapshotResponseEncoder installSnapshotResponse = new InstallSnapshotResponseEncoder();
 
-    private final io.lockstep.consensus.codecs.ConfigurationNoticeEncoder configurationNotice =
-        new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder();
+    private final ConfigurationNoticeEncoder configurationNotice =
+        new ConfigurationNoticeEncoder();
     private final Membership membership;
 
     MemberProtocolPublisher(final Transport transport, final int maxBlockBytes, final Membership membership)

@@ -1,6 +1,7 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
 
 /**
  * Who votes and who only learns. Two ways change it:
@@ -132,7 +133,7 @@ public final class Membership
     }
 
     /** Write the committed configuration into a snapshot chunk: a member installing it may have no log of it. */
-    void committedTo(final io.lockstep.consensus.codecs.InstallSnapshotEncoder encoder)
+    void committedTo(final InstallSnapshotEncoder encoder)
     {
         encoder.configVersion(baseVersion).voters(baseVoters).learners(baseLearners);
     }
@@ -236,7 +237,8 @@ public final class Membership
     void onSnapshotConfiguration(
         final long leaderEpoch, final long leaderVersion, final long leaderVoters, final long leaderLearners)
     {
-        if (isNewer(leaderEpoch, leaderVersion, baseEpoch, baseVersion) && null == problem(leaderVoters, leaderLearners))
+        if (isNewer(leaderEpoch, leaderVersion, baseEpoch, baseVersion) && null == problem(leaderVoters,
+            leaderLearners))
         {
             setBase(leaderEpoch, leaderVersion, leaderVoters, leaderLearners);
             recompute();

@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Transport;
+
 /**
  * How members agree on the membership epoch: every member-to-member message carries its sender's epoch; a message
  * on another epoch is dropped and its sender told this member's (ConfigurationNotice); whichever side is older adopts
@@ -68,7 +70,7 @@ public final class MembershipExchange
      * make it stand (the window left is a returning member that reaches its old peers but no promoted one: a
      * partition, which is why {@code tool promote} refuses while the primary looks alive).
      */
-    void announce(final PeerState[] peers, final io.lockstep.cluster.transport.Transport transport)
+    void announce(final PeerState[] peers, final Transport transport)
     {
         for (final PeerState peer : peers)
         {

@@ -39,7 +39,8 @@ final class PendingAppends
     {
         while (size > 0 && positions[head] <= commitPosition)
         {
-            publisher.clientAppendAck(endpoints[head], correlationIds[head], AppendStatus.OK, positions[head], leaderId);
+            publisher.clientAppendAck(endpoints[head], correlationIds[head], AppendStatus.OK, positions[head],
+                leaderId);
             head = (head + 1) % positions.length;
             size--;
         }

@@ -1,9 +1,11 @@
 package io.lockstep.consensus;
 
-import io.lockstep.consensus.storage.ArchiveRaftLog;
-
+import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.BlockHandler;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
 import org.agrona.DirectBuffer;
+
+import java.util.function.LongUnaryOperator;
 
 /**
  * The log as the consensus agent sees it: append, replicate, truncate, flush. Injected, so that the agent runs over
@@ -50,7 +52,7 @@ public interface RaftLog extends BlockSource
      * @param termAt   term of the frame ending at a position.
      * @return the new {@link #startPosition()}.
      */
-    long purge(long position, java.util.function.LongUnaryOperator termAt);
+    long purge(long position, LongUnaryOperator termAt);
 
     /**
      * Discard the whole log and start it again, empty, at a position: after a snapshot covering that position was
@@ -92,7 +94,7 @@ public interface RaftLog extends BlockSource
      * Append frames exactly as another member's {@link #readBlock} produced them.
      *
      * @return position after them, or {@link #BACK_PRESSURED}.
-     * @throws io.lockstep.archive.ArchiveException if a frame is damaged or misplaced.
+     * @throws ArchiveException if a frame is damaged or misplaced.
      */
     long appendFrames(DirectBuffer buffer, int offset, int length);
 

@@ -1,7 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.archive.ArchiveException;
 import io.lockstep.consensus.storage.FileSnapshotStorage;
-
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
@@ -76,7 +76,7 @@ public interface SnapshotStorage extends AutoCloseable
      * Finish receiving: check it, make it durable and record it.
      *
      * @return the snapshot, loaded.
-     * @throws io.lockstep.archive.ArchiveException if it fails its checks (nothing is recorded).
+     * @throws ArchiveException if it fails its checks (nothing is recorded).
      */
     Loaded completeInstall();
 

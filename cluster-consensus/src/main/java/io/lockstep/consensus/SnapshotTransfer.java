@@ -174,7 +174,8 @@ final class SnapshotTransfer
         }
         catch (final ArchiveException ex)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} failed its checks, asking again: {2}",
+            LOGGER.log(System.Logger.Level.WARNING,
+                "member {0}: snapshot from {1} failed its checks, asking again: {2}",
                 memberId, fromLeaderId, ex.getMessage());
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;

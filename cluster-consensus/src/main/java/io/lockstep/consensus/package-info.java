@@ -1,18 +1,18 @@
 /**
  * The Raft core: one member's consensus as an Agrona agent ({@link io.lockstep.consensus.ConsensusAgent}, the
  * conductor) and its rules, each in a file of its own: elections with pre-vote and leader stickiness (in the agent),
- * {@link io.lockstep.consensus.LogOrder} (which log is more up to date; frames a member lost but still owes),
- * {@link io.lockstep.consensus.FollowerLog} (taking a leader's bytes, conflicts, joining a snapshot),
- * {@link io.lockstep.consensus.LeaderReplication} (follower progress, streaming, the commit rule, check-quorum,
- * transfer), {@link io.lockstep.consensus.SnapshotTransfer} (install snapshot), {@link io.lockstep.consensus.LogClock}
+ * {@link LogOrder} (which log is more up to date; frames a member lost but still owes),
+ * {@link FollowerLog} (taking a leader's bytes, conflicts, joining a snapshot),
+ * {@link LeaderReplication} (follower progress, streaming, the commit rule, check-quorum,
+ * transfer), {@link SnapshotTransfer} (install snapshot), {@link LogClock}
  * (log time), the member protocol's adapter and publisher, and {@link io.lockstep.consensus.AdminRequests}.
  * <p>
  * Owns: term, vote, role, commit position, the term index, peers' progress.
  * <p>
  * Never: does I/O of its own, starts a thread, sleeps, reads a clock it was not handed, or uses unseeded randomness.
  * The log, election state, snapshots, transport, clocks and randomness are interfaces handed in
- * ({@link io.lockstep.consensus.RaftLog}, {@link io.lockstep.consensus.ElectionStateStore},
- * {@link io.lockstep.consensus.SnapshotStorage}), so a whole cluster runs in one thread from a seed, and any failure
+ * ({@link RaftLog}, {@link ElectionStateStore},
+ * {@link SnapshotStorage}), so a whole cluster runs in one thread from a seed, and any failure
  * replays exactly. Files live in {@code storage}, processes in {@code node}.
  */
 package io.lockstep.consensus;

@@ -5,15 +5,19 @@ import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.StatusRequestDecoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -136,7 +140,7 @@ class MemberAuthenticationTest
     }
 
     @Test
-    void aSecretIsRotatedWithoutStoppingTheCluster(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+    void aSecretIsRotatedWithoutStoppingTheCluster(@TempDir final Path dir)
         throws Exception
     {
         final ClusterSecret oldOnly = secretFile(dir, "old", "the-old-member-secret-0123456789\n");
@@ -163,11 +167,11 @@ class MemberAuthenticationTest
         await(() -> problems.stream().anyMatch(p -> p.contains("failed to prove the member secret")), a, b);
     }
 
-    private static ClusterSecret secretFile(final java.nio.file.Path dir, final String name, final String text)
+    private static ClusterSecret secretFile(final Path dir, final String name, final String text)
         throws IOException
     {
-        final java.nio.file.Path file = dir.resolve(name);
-        java.nio.file.Files.writeString(file, text);
+        final Path file = dir.resolve(name);
+        Files.writeString(file, text);
         return ClusterSecret.read(file);
     }
 
@@ -183,6 +187,7 @@ class MemberAuthenticationTest
             member, tool);
     }
 
+    @SuppressWarnings("try") // the silent connection only has to exist
     @Test
     void aConnectionThatNeverSaysHelloIsDropped() throws Exception
     {
@@ -208,7 +213,7 @@ class MemberAuthenticationTest
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
         buffer.putShort(0, (short)8);
-        buffer.putShort(2, (short)io.lockstep.consensus.codecs.StatusRequestDecoder.TEMPLATE_ID);
+        buffer.putShort(2, (short)StatusRequestDecoder.TEMPLATE_ID);
         buffer.putShort(4, (short)MessageHeaderDecoder.SCHEMA_ID);
         buffer.putShort(6, (short)1);
         return buffer;

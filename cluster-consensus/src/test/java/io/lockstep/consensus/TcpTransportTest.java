@@ -1,9 +1,11 @@
 package io.lockstep.consensus;
 
-import io.lockstep.cluster.transport.Transport;
-import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.codecs.BooleanFlag;
+import io.lockstep.cluster.codecs.HelloEncoder;
 import io.lockstep.cluster.transport.Member;
-
+import io.lockstep.cluster.transport.SelectorIdleStrategy;
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
 import io.lockstep.consensus.codecs.StatusRequestEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -71,8 +73,8 @@ class TcpTransportTest
         awaitPolling(() -> a.isConnected(1) && b.isConnected(0), a, b);
         awaitPolling(() -> 0 == b.poll(System.nanoTime(), (from, buffer, offset, length) -> { }), a, b);
 
-        final io.lockstep.cluster.transport.SelectorIdleStrategy idle =
-            new io.lockstep.cluster.transport.SelectorIdleStrategy(b, 0, 0, 60_000);
+        final SelectorIdleStrategy idle =
+            new SelectorIdleStrategy(b, 0, 0, 60_000);
         final Thread sender = new Thread(() ->
         {
             final UnsafeBuffer message = statusRequest(0);
@@ -85,7 +87,7 @@ class TcpTransportTest
         final long start = System.nanoTime();
         sender.start();
         idle.idle(0);
-        final long waitedMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        final long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         sender.join();
         assertTrue(waitedMs < 30_000, "woke when the message arrived, after " + waitedMs + " ms of a 60 s wait");
         awaitPolling(() -> received.size() == 1, a, b);
@@ -207,7 +209,8 @@ class TcpTransportTest
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH +
             StatusRequestEncoder.BLOCK_LENGTH]);
-        new StatusRequestEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).correlationId(correlationId);
+        new StatusRequestEncoder().wrapAndApplyHeader(buffer, 0,
+            new MessageHeaderEncoder()).correlationId(correlationId);
         return buffer;
     }
 
@@ -218,10 +221,12 @@ class TcpTransportTest
 
     private static byte[] hello(final int memberId)
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
-            io.lockstep.cluster.codecs.HelloEncoder.BLOCK_LENGTH]);
-        new io.lockstep.cluster.codecs.HelloEncoder().wrapAndApplyHeader(buffer, 0, new io.lockstep.cluster.codecs.MessageHeaderEncoder())
-            .memberId(memberId).segmentLength(0).authenticate(io.lockstep.cluster.codecs.BooleanFlag.FALSE);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[
+            io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
+            HelloEncoder.BLOCK_LENGTH]);
+        new HelloEncoder().wrapAndApplyHeader(buffer, 0,
+            new io.lockstep.cluster.codecs.MessageHeaderEncoder())
+            .memberId(memberId).segmentLength(0).authenticate(BooleanFlag.FALSE);
         return buffer.byteArray();
     }
 

@@ -1,18 +1,16 @@
 package io.lockstep.consensus;
 
-import io.lockstep.consensus.storage.ArchiveRaftLog;
-
-import io.lockstep.cluster.transport.Transport;
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.transport.Member;
-
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
-import io.lockstep.consensus.sim.SimLog;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.codecs.VoteDecoder;
-import io.lockstep.archive.ArchiveLogConfig;
-import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.consensus.sim.SimLog;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,11 +21,10 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.stream.Stream;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -263,7 +260,8 @@ class VoteRulesTest
     {
         final UnsafeBuffer buffer = lastOf(VoteDecoder.TEMPLATE_ID);
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
-        return new VoteDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+        return new VoteDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
     }
 
     private AppendResponseDecoder lastAppendResponse()

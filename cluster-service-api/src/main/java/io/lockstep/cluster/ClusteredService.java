@@ -1,6 +1,7 @@
 package io.lockstep.cluster;
 
 import org.agrona.DirectBuffer;
+import org.agrona.SemanticVersion;
 
 /**
  * What a replicated service implements: a deterministic state machine driven by the committed log. Every member
@@ -135,6 +136,6 @@ public interface ClusteredService
      */
     default int appVersion()
     {
-        return org.agrona.SemanticVersion.compose(0, 0, 1);
+        return SemanticVersion.compose(0, 0, 1);
     }
 }

@@ -1,9 +1,11 @@
 package io.lockstep.cluster;
 
+import org.agrona.BitUtil;
+
 /**
  * The JVM options Lockstep cannot run without, checked where a member, a client or a simulation starts, so that a
  * JVM without them gets one error that says which option to add, not Agrona's {@code IllegalAccessError} or
- * {@code NoClassDefFoundError: Could not initialize class org.agrona.BufferUtil} from deep inside the first buffer.
+ * {@code NoClassDefFoundError: Could not initialize class BufferUtil} from deep inside the first buffer.
  */
 public final class JvmOptions
 {
@@ -20,7 +22,7 @@ public final class JvmOptions
      */
     public static void check()
     {
-        final Module agrona = org.agrona.BitUtil.class.getModule();
+        final Module agrona = BitUtil.class.getModule();
         if (!Object.class.getModule().isExported("jdk.internal.misc", agrona))
         {
             throw new IllegalStateException("this JVM runs without " + ADD_EXPORTS + ", which Agrona needs to reach " +

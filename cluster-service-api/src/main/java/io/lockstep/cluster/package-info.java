@@ -1,7 +1,7 @@
 /**
  * What users program against to run a replicated service on Lockstep.
  * <p>
- * A service implements {@link io.lockstep.cluster.ClusteredService}. Each member of the cluster runs it over the
+ * A service implements {@link ClusteredService}. Each member of the cluster runs it over the
  * same committed log, so each holds the same state at the same position; clients keep talking to it through leader
  * failovers, each message applied exactly once. An echo service, the smallest useful one:
  * <pre>{@code
@@ -27,7 +27,9 @@
  * }</pre>
  * Rules, because replicas must agree: time comes only from the timestamps handed in (log time: epoch nanoseconds
  * that never go back), never a clock; no unseeded randomness; no I/O. Timers are scheduled with
- * {@link io.lockstep.cluster.Cluster#scheduleTimer} and fire as log entries. Clients use
- * {@link io.lockstep.cluster.client.ClusterClient}.
+ * {@link Cluster#scheduleTimer} and fire as log entries. Clients use
+ * {@link ClusterClient}.
  */
 package io.lockstep.cluster;
+
+import io.lockstep.cluster.client.ClusterClient;

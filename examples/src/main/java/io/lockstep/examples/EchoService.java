@@ -1,13 +1,16 @@
 package io.lockstep.examples;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteOrder;
 
 /**
  * Sends every message back to its session: the service the benchmarks measure round trips through.
@@ -21,7 +24,7 @@ public final class EchoService implements ClusteredService
         if (null != snapshot)
         {
             // One fragment: the count (the echo service keeps nothing else).
-            snapshot.poll((buffer, offset, length) -> echoed = buffer.getLong(offset, java.nio.ByteOrder.LITTLE_ENDIAN),
+            snapshot.poll((buffer, offset, length) -> echoed = buffer.getLong(offset, ByteOrder.LITTLE_ENDIAN),
                 1);
         }
     }
@@ -35,7 +38,8 @@ public final class EchoService implements ClusteredService
     }
 
     public void onSessionMessage(
-        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
     {
         if (null != session)
         {
@@ -57,8 +61,8 @@ public final class EchoService implements ClusteredService
 
     public void onTakeSnapshot(final SnapshotWriter writer)
     {
-        final org.agrona.concurrent.UnsafeBuffer buffer = new org.agrona.concurrent.UnsafeBuffer(new byte[8]);
-        buffer.putLong(0, echoed, java.nio.ByteOrder.LITTLE_ENDIAN);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
+        buffer.putLong(0, echoed, ByteOrder.LITTLE_ENDIAN);
         writer.append(buffer, 0, 8);
     }
 

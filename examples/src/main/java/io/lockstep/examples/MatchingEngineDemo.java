@@ -2,7 +2,6 @@ package io.lockstep.examples;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.matching.MatchingEngineService;
 import io.lockstep.examples.matching.codecs.ExecType;
 import io.lockstep.examples.matching.codecs.ExecutionReportDecoder;
@@ -10,6 +9,7 @@ import io.lockstep.examples.matching.codecs.MessageHeaderDecoder;
 import io.lockstep.examples.matching.codecs.MessageHeaderEncoder;
 import io.lockstep.examples.matching.codecs.NewOrderEncoder;
 import io.lockstep.examples.matching.codecs.OrderSide;
+import io.lockstep.testkit.LocalCluster;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -17,6 +17,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -192,7 +194,7 @@ public final class MatchingEngineDemo
     private static boolean printReplicas(final AdminClient admin)
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        java.util.Map<Integer, AdminClient.Status> statuses = admin.status(500);
+        Map<Integer, AdminClient.Status> statuses = admin.status(500);
         while (System.nanoTime() < deadline && (statuses.size() < 3 ||
             statuses.values().stream().map(AdminClient.Status::appliedPosition).distinct().count() != 1 ||
             statuses.values().stream().anyMatch(st -> st.appliedPosition() != st.logPosition())))
@@ -203,7 +205,7 @@ public final class MatchingEngineDemo
         for (final AdminClient.Status st : statuses.values())
         {
             System.out.printf("member=%d role=%s applied_position=%d log_start_position=%d snapshot_position=%d " +
-                "state_hash=%016x%n", st.memberId(), st.role().name().toLowerCase(java.util.Locale.ROOT),
+                "state_hash=%016x%n", st.memberId(), st.role().name().toLowerCase(Locale.ROOT),
                 st.appliedPosition(), st.logStartPosition(), st.snapshotPosition(), st.stateHash());
         }
         return statuses.size() == 3 &&

@@ -48,7 +48,8 @@ class BenchmarkSmokeIT
         assertTrue(output.matches("(?s).*loopback mode=relay rate=500 .*members_cpu_us_per_msg=[0-9.]+.*"), output);
         assertTrue(output.matches("(?s).*loopback mode=relay_one_ack rate=500 .*members_cpu_us_per_msg=[0-9.]+.*"),
             output);
-        assertTrue(output.matches("(?s).*\\n500 +tcp-1ack .*"), "the table has the one-acknowledgement row:\n" + output);
+        assertTrue(output.matches("(?s).*\\n500 +tcp-1ack .*"), "the table has the one-acknowledgement row:\n"
+            + output);
         // A smoke test: it carried load at all. Figures are judged by full runs, not here.
         assertTrue(output.matches("(?s).*lockstep mode=latency rate=500 .*achieved=[1-9]\\d* .*"),
             "lockstep carried load:\n" + output);
@@ -57,7 +58,8 @@ class BenchmarkSmokeIT
     @Test
     void snapshotBenchmarkMeasuresPauseAndRestart() throws Exception
     {
-        final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.SnapshotBenchmark", "--orders", "20000",
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.benchmarks.SnapshotBenchmark", "--orders",
+            "20000",
             "--churn", "1");
         assertEquals(0, result.exitCode(), result.output());
         assertTrue(result.output().matches("(?s).*lockstep mode=snapshot orders=20000 pause_ms=[0-9.,]+ .*" +

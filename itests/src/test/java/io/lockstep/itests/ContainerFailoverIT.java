@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,7 +68,7 @@ class ContainerFailoverIT
      */
     private static void scenario(
         final String name, final ContainerCluster cluster, final Faults faults,
-        final java.util.function.Consumer<ContainerCluster> recovery) throws Exception
+        final Consumer<ContainerCluster> recovery) throws Exception
     {
         cluster.start();
         final int leader = cluster.awaitLeader(TIMEOUT);

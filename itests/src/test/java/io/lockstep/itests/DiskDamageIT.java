@@ -35,6 +35,7 @@ class DiskDamageIT
     private final UnsafeBuffer payload = new UnsafeBuffer(new byte[PAYLOAD]);
     private final Long2LongHashMap acked = new Long2LongHashMap(-1);
 
+    @SuppressWarnings("try") // the members are closed early, to read their logs at rest
     @Test
     void aMemberRepairsABitFlipInFramesItAcknowledgedFromTheOthers() throws Exception
     {

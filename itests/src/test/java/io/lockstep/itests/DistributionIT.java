@@ -1,7 +1,6 @@
 package io.lockstep.itests;
 
 import io.lockstep.testkit.FreePorts;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -111,7 +110,8 @@ class DistributionIT
 
     private static Result run(final Path workDir, final List<String> command, final int timeoutS) throws Exception
     {
-        final ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true);
+        final ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile())
+            .redirectErrorStream(true);
         // Inside the Maven build the jars exist already; a nested build would race the outer one.
         builder.environment().put("LOCKSTEP_NO_BUILD", "1");
         final Process process = builder.start();

@@ -2,8 +2,10 @@ package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
 import org.HdrHistogram.Histogram;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -47,7 +49,7 @@ final class EchoWorkload implements ClusterClient.EgressListener
     }
 
     public void onMessage(
-        final long sessionId, final long sequence, final org.agrona.DirectBuffer buffer, final int offset,
+        final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
         final int length)
     {
         final int id = buffer.getInt(offset);
@@ -98,7 +100,7 @@ final class EchoWorkload implements ClusterClient.EgressListener
                 {
                     if (next >= sentNs.length)
                     {
-                        sentNs = java.util.Arrays.copyOf(sentNs, sentNs.length * 2);
+                        sentNs = Arrays.copyOf(sentNs, sentNs.length * 2);
                     }
                     sentNs[next] = now;
                     next++;

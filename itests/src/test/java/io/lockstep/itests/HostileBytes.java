@@ -6,6 +6,8 @@ import io.lockstep.cluster.codecs.HelloProofEncoder;
 import io.lockstep.cluster.codecs.HelloReplyEncoder;
 import io.lockstep.cluster.codecs.KeepAliveEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.SessionConnectEncoder;
+import io.lockstep.consensus.codecs.ConfigurationNoticeEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
@@ -89,7 +91,7 @@ final class HostileBytes
         final long secretLow)
     {
         final UnsafeBuffer buffer = buffer();
-        final int length = new io.lockstep.cluster.codecs.SessionConnectEncoder()
+        final int length = new SessionConnectEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).correlationId(correlationId)
             .resumeSessionId(sessionId).lastEgressSequence(-1).sessionSecretHigh(secretHigh)
             .sessionSecretLow(secretLow).putCredentials(new byte[0], 0, 0).encodedLength();
@@ -100,8 +102,8 @@ final class HostileBytes
     static UnsafeBuffer configurationNotice(final int fromMember, final long epoch, final long voters)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[io.lockstep.consensus.codecs.MessageHeaderEncoder
-            .ENCODED_LENGTH + io.lockstep.consensus.codecs.ConfigurationNoticeEncoder.BLOCK_LENGTH]);
-        new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder().wrapAndApplyHeader(buffer, 0,
+            .ENCODED_LENGTH + ConfigurationNoticeEncoder.BLOCK_LENGTH]);
+        new ConfigurationNoticeEncoder().wrapAndApplyHeader(buffer, 0,
             new io.lockstep.consensus.codecs.MessageHeaderEncoder()).memberId(fromMember).configEpoch(epoch)
             .voters(voters).learners(0).configVersion(0);
         return buffer;

@@ -1,10 +1,17 @@
 package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.SessionEventDecoder;
+import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.consensus.MemberProtocolShapes;
 import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.testkit.FreePorts;
 import io.lockstep.testkit.LocalCluster;
 import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -12,19 +19,23 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -160,10 +171,12 @@ class HostileNetworkIT
                         assertTrue(rssAfter[i] < rssBefore[i] + 512L * 1024 * 1024, "member " + i +
                             " memory bounded: " + rssBefore[i] + " -> " + rssAfter[i] + " KiB");
                     }
-                    System.out.printf("hostile network (attackers' pause %d us): %d garbage connections (%d bytes), %d session opens " +
+                    System.out.printf("hostile network (attackers' pause %d us): %d garbage connections (%d bytes), " +
+                        "%d session opens " +
                         "(%d refused at a bound, %d opened), %d guessed resumes (%d refused, 0 accepted), %d idle " +
                         "connections after Hello held, %d duty cycles claiming a member's id and %d forged notices " +
-                        "sent as a tool with the tool secret, over %d ms; genuine client at %d msg/s: %d messages, lost 0, duplicated 0, same " +
+                        "sent as a tool with the tool secret, over %d ms; genuine client at %d msg/s: %d messages, " +
+                        "lost 0, duplicated 0, same " +
                         "session; latency without the attacker %s; during the attack %s; member RSS before %s KiB, " +
                         "after %s KiB%n",
                         TimeUnit.NANOSECONDS.toMicros(PAUSE_NS), attacker.connections.get(), attacker.bytes.get(),
@@ -331,9 +344,9 @@ class HostileNetworkIT
         final AtomicBoolean posedAsMember = new AtomicBoolean();
         final AtomicLong notices = new AtomicLong();
         private final List<Member> members;
-        private final io.lockstep.cluster.transport.ClusterSecret toolSecret;
+        private final ClusterSecret toolSecret;
 
-        IdentityAttacker(final List<Member> members, final io.lockstep.cluster.transport.ClusterSecret toolSecret)
+        IdentityAttacker(final List<Member> members, final ClusterSecret toolSecret)
         {
             this.members = members;
             this.toolSecret = toolSecret;
@@ -341,23 +354,23 @@ class HostileNetworkIT
 
         public void run()
         {
-            final List<Member> posingView = new java.util.ArrayList<>(members);
+            final List<Member> posingView = new ArrayList<>(members);
             try
             {
                 // It listens elsewhere: the real member 0 holds that port.
-                posingView.set(0, new Member(0, "127.0.0.1", io.lockstep.testkit.FreePorts.next(), true));
+                posingView.set(0, new Member(0, "127.0.0.1", FreePorts.next(), true));
             }
             catch (final IOException ex)
             {
                 failure.set(ex);
                 return;
             }
-            try (io.lockstep.cluster.transport.TcpTransport posing = new io.lockstep.cluster.transport.TcpTransport(
-                    0, posingView, 1 << 20, 1 << 16, toolSecret, io.lockstep.consensus.MemberProtocolShapes.create());
-                io.lockstep.cluster.transport.TcpTransport tool = new io.lockstep.cluster.transport.TcpTransport(
-                    -1, members, 0, 1 << 16, toolSecret, io.lockstep.consensus.MemberProtocolShapes.create()))
+            try (TcpTransport posing = new TcpTransport(
+                    0, posingView, 1 << 20, 1 << 16, toolSecret, MemberProtocolShapes.create());
+                TcpTransport tool = new TcpTransport(
+                    -1, members, 0, 1 << 16, toolSecret, MemberProtocolShapes.create()))
             {
-                final org.agrona.concurrent.UnsafeBuffer notice = HostileBytes.configurationNotice(0, 99, 1L << 5);
+                final UnsafeBuffer notice = HostileBytes.configurationNotice(0, 99, 1L << 5);
                 while (!stop.get())
                 {
                     posing.poll(System.nanoTime(), (f, b, o, l) -> { });
@@ -391,8 +404,8 @@ class HostileNetworkIT
     private static final class RawClient
     {
         private final SocketChannel channel;
-        private final ByteBuffer in = ByteBuffer.allocate(1 << 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        private final java.util.Set<Long> resumeIds = new java.util.HashSet<>();
+        private final ByteBuffer in = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+        private final Set<Long> resumeIds = new HashSet<>();
 
         RawClient(final Member member) throws IOException
         {
@@ -403,11 +416,11 @@ class HostileNetworkIT
 
         void send(final byte[] message) throws IOException
         {
-            final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(message);
-            if (view.getShort(2, java.nio.ByteOrder.LITTLE_ENDIAN) == 1 &&
-                view.getLong(16, java.nio.ByteOrder.LITTLE_ENDIAN) >= 0)
+            final UnsafeBuffer view = new UnsafeBuffer(message);
+            if (view.getShort(2, ByteOrder.LITTLE_ENDIAN) == 1 &&
+                view.getLong(16, ByteOrder.LITTLE_ENDIAN) >= 0)
             {
-                resumeIds.add(view.getLong(8, java.nio.ByteOrder.LITTLE_ENDIAN));
+                resumeIds.add(view.getLong(8, ByteOrder.LITTLE_ENDIAN));
             }
             final ByteBuffer out = ByteBuffer.wrap(HostileBytes.frame(message));
             while (out.hasRemaining())
@@ -419,24 +432,24 @@ class HostileNetworkIT
             }
         }
 
-        void drain(final java.util.function.BiConsumer<String, Boolean> onEvent) throws IOException
+        void drain(final BiConsumer<String, Boolean> onEvent) throws IOException
         {
             if (channel.read(in) < 0)
             {
                 throw new IOException("a member hung up on a plain client");
             }
             in.flip();
-            final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
-                new io.lockstep.cluster.codecs.MessageHeaderDecoder();
-            final io.lockstep.cluster.codecs.SessionEventDecoder event =
-                new io.lockstep.cluster.codecs.SessionEventDecoder();
-            final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(in);
+            final MessageHeaderDecoder header =
+                new MessageHeaderDecoder();
+            final SessionEventDecoder event =
+                new SessionEventDecoder();
+            final UnsafeBuffer view = new UnsafeBuffer(in);
             while (in.remaining() >= 4 && in.remaining() >= 4 + in.getInt(in.position()))
             {
                 final int length = in.getInt(in.position());
                 final int at = in.position() + 4;
                 header.wrap(view, at);
-                if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                if (SessionEventDecoder.TEMPLATE_ID == header.templateId())
                 {
                     event.wrapAndApplyHeader(view, at, header);
                     onEvent.accept(event.code().name(), resumeIds.contains(event.correlationId()));

@@ -32,6 +32,7 @@ final class JavaProcess
             process.destroyForcibly();
             throw new IllegalStateException(mainClass + " did not finish in 60 s");
         }
-        return new Result(process.exitValue(), new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        return new Result(process.exitValue(), new String(process.getInputStream().readAllBytes(),
+            StandardCharsets.UTF_8));
     }
 }

@@ -2,14 +2,14 @@ package io.lockstep.itests;
 
 import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
 import io.lockstep.examples.kv.HistoryOperation;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
 import io.lockstep.examples.kv.LinearizabilityChecker;
+import io.lockstep.testkit.LocalCluster;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +20,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -76,7 +77,8 @@ class KeyValueFailoverIT
                             {
                                 case 0 -> client.get(key, 10_000);
                                 case 1 -> client.put(key, value, 10_000);
-                                default -> client.cas(key, "c" + random.nextInt(CLIENTS) + "-" + random.nextInt(n), value,
+                                default -> client.cas(key, "c" + random.nextInt(CLIENTS) + "-" + random.nextInt(n),
+                                    value,
                                     10_000);
                             };
                             history.add(op);
@@ -119,14 +121,17 @@ class KeyValueFailoverIT
                 info += "info".equals(op.status()) ? 1 : 0;
             }
         }
-        Files.write(Path.of("target", "shared".equals(threading) ? "kv-history.jsonl" : "kv-history-" + threading + ".jsonl"), lines);
+        Files.write(Path.of("target", "shared".equals(threading) ? "kv-history.jsonl" : "kv-history-" + threading
+            + ".jsonl"), lines);
         final LinearizabilityChecker.Result result = LinearizabilityChecker.check(history);
-        System.out.println("key-value failover (" + threading + "): " + history.size() + " operations (" + ok + " ok, " + info +
+        System.out.println("key-value failover (" + threading + "): " + history.size() + " operations (" + ok + " ok, "
+            + info +
             " info), duplicates applied " + duplicates.get() + ", linearizable " + result.linearizable() + " (" +
             result.detail() + ")");
         assertEquals(0, failures.get(), "clients ran without errors");
         assertEquals(0, duplicates.get(), "no operation applied twice");
-        assertTrue(result.linearizable(), "history not linearizable at key " + result.badKey() + ": " + result.detail());
+        assertTrue(result.linearizable(), "history not linearizable at key " + result.badKey() + ": "
+            + result.detail());
     }
 
     private static void awaitOps(final List<HistoryOperation> history, final int count)
@@ -135,7 +140,7 @@ class KeyValueFailoverIT
         while (history.size() < count)
         {
             assertTrue(System.nanoTime() < deadline, "only " + history.size() + " of " + count + " operations in 60 s");
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
     }
 }

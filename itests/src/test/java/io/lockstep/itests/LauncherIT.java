@@ -44,7 +44,8 @@ class LauncherIT
         final Path config = dir.resolve("node0.properties");
         Files.writeString(config, "lockstep.member.id=0\nlockstep.members=0=127.0.0.1:1,1=127.0.0.1:2\n" +
             "lockstep.data.dir=" + dir.resolve("d") + "\n");
-        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status", "--config",
+        final JavaProcess.Result result = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "status",
+            "--config",
             config.toString());
         assertEquals(1, result.exitCode(), result.output());
         assertTrue(result.output().contains("member=0 role=down term=-1 log_position=-1 commit_position=-1"),

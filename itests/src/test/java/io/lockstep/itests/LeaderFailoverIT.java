@@ -36,6 +36,7 @@ class LeaderFailoverIT
     private final Long2LongHashMap acked = new Long2LongHashMap(-1);
     private long sequence;
 
+    @SuppressWarnings("try") // the members are closed early, to read their logs at rest
     @Test
     void killedLeaderIsReplacedAndNoAcknowledgedEntryIsLost() throws Exception
     {

@@ -72,12 +72,13 @@ class MetricsIT
             assertTrue(after.get("lockstep_log_flush_seconds_count") >= before.get("lockstep_log_flush_seconds_count") +
                 1, "durability batch: the leader's flushes are timed");
             assertTrue(after.get("lockstep_log_retained_bytes") >= 300 * 320, after.toString());
-            assertTrue(after.get("lockstep_follower_lag_ns") >= 0 && after.containsKey("lockstep_malformed_messages_total"),
+            assertTrue(after.get("lockstep_follower_lag_ns") >= 0
+                && after.containsKey("lockstep_malformed_messages_total"),
                 after.toString());
             try (ClusterClient echo = ClusterClient.connect(members.members(), (s, q, b, o, l) -> { }))
             {
                 assertTrue(echo.awaitConnected(10_000));
-                final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 long last = -1;
                 for (int n = 0; n < 100; n++)
                 {

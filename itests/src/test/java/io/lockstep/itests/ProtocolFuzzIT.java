@@ -1,6 +1,7 @@
 package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.codecs.BooleanFlag;
 import io.lockstep.cluster.codecs.HelloEncoder;
 import io.lockstep.cluster.codecs.HelloProofEncoder;
 import io.lockstep.cluster.codecs.IngressEncoder;
@@ -8,13 +9,14 @@ import io.lockstep.cluster.codecs.KeepAliveEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import io.lockstep.cluster.codecs.SessionCloseRequestEncoder;
 import io.lockstep.cluster.codecs.SessionConnectEncoder;
+import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.AppendRequestEncoder;
+import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ClientAppendEncoder;
 import io.lockstep.consensus.codecs.RequestVoteEncoder;
 import io.lockstep.consensus.codecs.ShutdownRequestEncoder;
 import io.lockstep.consensus.codecs.SuspendRequestEncoder;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.cluster.transport.Member;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -43,10 +45,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A seeded fuzzer against three live member processes (member and tool secrets on, token-file client authentication). First
- * each member gets the handshake message that once stopped a member (a Hello filling the 8 KiB pre-handshake buffer,
- * then a proof shorter than its block). Then each seed opens a connection to a member and sends one class of input:
- * a mix of random bytes, bad length prefixes and real client- and member-protocol messages (handshakes, connects
+ * A seeded fuzzer against three live member processes (member and tool secrets on, token-file client authentication).
+ * First each member gets the handshake message that once stopped a member (a Hello filling the 8 KiB pre-handshake
+ * buffer, then a proof shorter than its block). Then each seed opens a connection to a member and sends one class of
+ * input: a mix of random bytes, bad length prefixes and real client- and member-protocol messages (handshakes, connects
  * with random credentials, ingress, tool requests, Raft messages) with bytes flipped, fields randomised and tails
  * cut off; a message cut short of its fields with whole ones after it; a block length shorter or longer than the
  * schema's; a message straddling the end of the pre-handshake buffer; many messages coalesced in one write; or
@@ -395,8 +397,8 @@ class ProtocolFuzzIT
         final int memberId = random.nextInt(4) == 0 ? random.nextInt(5) - 1 : -1;
         final HelloEncoder hello = new HelloEncoder().wrapAndApplyHeader(scratch, 0, new MessageHeaderEncoder())
             .memberId(memberId).segmentLength(1 << 20)
-            .authenticate(random.nextBoolean() ? io.lockstep.cluster.codecs.BooleanFlag.TRUE :
-                io.lockstep.cluster.codecs.BooleanFlag.FALSE)
+            .authenticate(random.nextBoolean() ? BooleanFlag.TRUE :
+                BooleanFlag.FALSE)
             .putNonce(randomBytes(random, 16), 0, 16);
         return bytes(MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
     }
@@ -418,7 +420,8 @@ class ProtocolFuzzIT
             case 2 -> MessageHeaderEncoder.ENCODED_LENGTH + new IngressEncoder().wrapAndApplyHeader(scratch, 0, client)
                 .sessionId(random.nextInt(5)).sequence(random.nextInt(5))
                 .putPayload(payload, 0, payload.length).encodedLength();
-            case 3 -> MessageHeaderEncoder.ENCODED_LENGTH + new KeepAliveEncoder().wrapAndApplyHeader(scratch, 0, client)
+            case 3 -> MessageHeaderEncoder.ENCODED_LENGTH + new KeepAliveEncoder().wrapAndApplyHeader(scratch, 0,
+                client)
                 .sessionId(random.nextInt(5)).lastEgressSequence(random.nextInt(5)).encodedLength();
             case 4 -> MessageHeaderEncoder.ENCODED_LENGTH + new SessionCloseRequestEncoder()
                 .wrapAndApplyHeader(scratch, 0, client).sessionId(random.nextInt(5)).encodedLength();
@@ -431,12 +434,12 @@ class ProtocolFuzzIT
                 .wrapAndApplyHeader(scratch, 0, member).correlationId(random.nextLong()).encodedLength();
             case 8 -> MessageHeaderEncoder.ENCODED_LENGTH + new SuspendRequestEncoder()
                 .wrapAndApplyHeader(scratch, 0, member).correlationId(random.nextLong())
-                .suspend(io.lockstep.consensus.codecs.BooleanType.TRUE).encodedLength();
+                .suspend(BooleanType.TRUE).encodedLength();
             case 9 -> MessageHeaderEncoder.ENCODED_LENGTH + new RequestVoteEncoder()
                 .wrapAndApplyHeader(scratch, 0, member).term(random.nextInt(1000)).candidateId(random.nextInt(3))
                 .lastLogTerm(random.nextInt(1000)).lastLogPosition(random.nextInt(1 << 20))
-                .preVote(io.lockstep.consensus.codecs.BooleanType.FALSE)
-                .transfer(io.lockstep.consensus.codecs.BooleanType.TRUE).encodedLength();
+                .preVote(BooleanType.FALSE)
+                .transfer(BooleanType.TRUE).encodedLength();
             case 10 -> MessageHeaderEncoder.ENCODED_LENGTH + new AppendRequestEncoder()
                 .wrapAndApplyHeader(scratch, 0, member).term(random.nextInt(1000)).leaderId(random.nextInt(3))
                 .sequence(random.nextLong()).prevPosition(0).prevTerm(0).commitPosition(random.nextInt(1 << 20))

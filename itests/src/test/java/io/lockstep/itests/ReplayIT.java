@@ -6,6 +6,7 @@ import io.lockstep.testkit.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -96,7 +97,7 @@ class ReplayIT
                 {
                     return root.relativize(p) + " " + Files.size(p) + " " + Files.getLastModifiedTime(p).toMillis();
                 }
-                catch (final java.io.IOException ex)
+                catch (final IOException ex)
                 {
                     throw new IllegalStateException(ex);
                 }

@@ -2,6 +2,7 @@ package io.lockstep.itests;
 
 
 import io.lockstep.cluster.client.ClusterClient;
+import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.consensus.MemberProtocolShapes;
 import io.lockstep.consensus.tool.AdminClient;
@@ -11,16 +12,15 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.lockstep.cluster.transport.Member;
-
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -113,7 +113,7 @@ class SecurityIT
         }
     }
 
-    private static void awaitPolling(final ClusterClient client, final java.util.function.BooleanSupplier condition)
+    private static void awaitPolling(final ClusterClient client, final BooleanSupplier condition)
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean())

@@ -4,9 +4,9 @@ import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.testkit.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -53,10 +53,12 @@ class ShutdownIT
                 "--config", members.config(0).toString(), "--timeout-ms", "30000");
             assertEquals(0, tool.exitCode(), tool.output());
             assertTrue(tool.output().matches("(?s).*shutdown_position=\\d+ members_still_running=0 .*"), tool.output());
-            final long shutdownPosition = Long.parseLong(tool.output().replaceAll("(?s).*shutdown_position=(\\d+).*", "$1"));
+            final long shutdownPosition = Long.parseLong(tool.output().replaceAll("(?s).*shutdown_position=(\\d+).*",
+                "$1"));
             for (int i = 0; i < 3; i++)
             {
-                assertEquals(0, members.awaitExit(i, 20_000), "member " + i + " exits 0 by itself\n" + members.output(i));
+                assertEquals(0, members.awaitExit(i, 20_000), "member " + i + " exits 0 by itself\n"
+                    + members.output(i));
                 assertTrue(members.output(i).contains("stopped: orderly shutdown"), members.output(i));
             }
 
@@ -71,9 +73,11 @@ class ShutdownIT
                 for (int i = 0; i < 3; i++)
                 {
                     final AdminClient.Status status = after.get(i);
-                    assertEquals(shutdownPosition, status.snapshotPosition(), "member " + i + " loaded the shutdown snapshot");
+                    assertEquals(shutdownPosition, status.snapshotPosition(), "member " + i
+                        + " loaded the shutdown snapshot");
                     assertTrue(members.output(i).contains("starts from snapshot"), members.output(i));
-                    assertEquals(before.get(0).stateHash(), status.stateHash(), "member " + i + " holds the same state");
+                    assertEquals(before.get(0).stateHash(), status.stateHash(), "member " + i
+                        + " holds the same state");
                 }
             }
         }

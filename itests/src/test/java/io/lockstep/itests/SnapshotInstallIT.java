@@ -1,29 +1,34 @@
 package io.lockstep.itests;
 
-import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.node.ThreadingSettings;
+import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
+import io.lockstep.testkit.LocalCluster;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -94,10 +99,11 @@ class SnapshotInstallIT
             }, "4 snapshots seen on the leader and every member's log purged");
 
             // The operator's command, as a process: exit 0 once durable on the leader, printing the position.
-            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "snapshot", "--config",
+            final JavaProcess.Result tool = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool", "snapshot",
+                "--config",
                 cluster.config(0).toString());
             assertEquals(0, tool.exitCode(), tool.output());
-            final java.util.regex.Matcher m = java.util.regex.Pattern.compile("snapshot_position=(\\d+)")
+            final Matcher m = Pattern.compile("snapshot_position=(\\d+)")
                 .matcher(tool.output());
             assertTrue(m.find(), tool.output());
             final long asked = Long.parseLong(m.group(1));
@@ -144,11 +150,11 @@ class SnapshotInstallIT
             assertTrue(cluster.output(victim).contains("installed snapshot"), "member " + victim + " installed a " +
                 "snapshot; output:\n" + cluster.output(victim));
             assertTrue(rejoined.logStartPosition() > 0, "the rejoined member's log starts at the installed snapshot");
-            System.out.printf("snapshot install: %d operations, %d snapshots seen on the leader, tool snapshot at %d, " +
-                "member %d wiped and rejoined at applied position %d with state hash %016x; largest log directory " +
-                "per member [log, being deleted, whole] %s bytes (log bound %d)%n", ops.get(), snapshotsSeen[0],
-                asked, victim, rejoined.appliedPosition(), hash, java.util.Arrays.deepToString(maxLogBytes),
-                LOG_BOUND);
+            System.out.printf("snapshot install: %d operations, %d snapshots seen on the leader, tool snapshot at " +
+                "%d, member %d wiped and rejoined at applied position %d with state hash %016x; " +
+                "largest log directory per member [log, being deleted, whole] %s bytes (log bound %d)%n",
+                ops.get(), snapshotsSeen[0], asked, victim, rejoined.appliedPosition(), hash,
+                Arrays.deepToString(maxLogBytes), LOG_BOUND);
         }
         assertEquals(0, failures.get(), "clients ran without errors");
         for (int i = 0; i < 3; i++)
@@ -219,13 +225,13 @@ class SnapshotInstallIT
             }
             assertTrue(System.nanoTime() < deadline, "not reached in " + timeoutSeconds + " s: " + what + "; " +
                 "last status " + statuses);
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
     }
 
     private static AdminClient.Status leader(final Map<Integer, AdminClient.Status> statuses)
     {
-        return statuses.values().stream().filter(s -> io.lockstep.consensus.codecs.Role.LEADER == s.role())
+        return statuses.values().stream().filter(s -> Role.LEADER == s.role())
             .findFirst().orElse(null);
     }
 
@@ -266,7 +272,7 @@ class SnapshotInstallIT
                     }
                 }
             }
-            catch (final java.nio.file.NoSuchFileException ignore)
+            catch (final NoSuchFileException ignore)
             {
                 continue;
             }
@@ -282,7 +288,7 @@ class SnapshotInstallIT
         while (ops.get() < count)
         {
             assertTrue(System.nanoTime() < deadline, "only " + ops.get() + " of " + count + " operations in 60 s");
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
     }
 

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -63,7 +64,7 @@ class StandbyIT
             while (!cluster.output(3).contains("lockstep standby 3: applied_position="))
             {
                 assertTrue(System.nanoTime() < deadline, "the standby reports its own lag:\n" + cluster.output(3));
-                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
             }
         }
     }

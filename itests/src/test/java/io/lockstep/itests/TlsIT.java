@@ -51,7 +51,8 @@ class TlsIT
 
             final EchoWorkload load = new EchoWorkload(1000);
             try (ClusterClient client = ClusterClient.connect(cluster.members(), load,
-                ClusterClient.Settings.DEFAULTS, new byte[0], TlsFiles.trusting(tls.resolve(DevCertificates.AUTHORITY))))
+                ClusterClient.Settings.DEFAULTS, new byte[0],
+                    TlsFiles.trusting(tls.resolve(DevCertificates.AUTHORITY))))
             {
                 load.client(client);
                 assertTrue(client.awaitConnected(10_000), "a client over TLS");

@@ -4,6 +4,7 @@ import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
+import io.lockstep.consensus.node.TlsSettings;
 
 import java.nio.file.Path;
 import java.util.Locale;
@@ -20,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * commit_position=<n> behind_commit_bytes=<n> leader=<id>}. The leader's view, in bytes and time, is in
  * {@code tool status} ({@code standby=} lines) and in the leader's metrics ({@code lockstep_standby_lag_bytes},
  * {@code lockstep_standby_lag_ns}). After the loss of the primary zone, {@code tool promote} makes the standbys the
- * voting cluster (see {@code io.lockstep.consensus.tool.Promotion}); this process then runs on as a voting member.
+ * voting cluster (see {@code Promotion}); this process then runs on as a voting member.
  */
 public final class StandbyNode
 {
@@ -32,7 +33,7 @@ public final class StandbyNode
 
     public static void main(final String[] args) throws Exception
     {
-        io.lockstep.consensus.node.TlsSettings.restrictKeyExchangeGroups();
+        TlsSettings.restrictKeyExchangeGroups();
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
         if (args.length != 2 || !"--config".equals(args[0]))
         {

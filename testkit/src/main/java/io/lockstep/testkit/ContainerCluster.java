@@ -23,6 +23,8 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A Lockstep cluster of member containers running <em>your</em> {@link ClusteredService} from your test's class
@@ -190,14 +193,14 @@ public final class ContainerCluster implements TestCluster
         Files.createDirectories(conf);
         Files.createDirectories(dataDir(i));
         Files.copy(root.resolve("cluster.secret"), conf.resolve("cluster.secret"),
-            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            StandardCopyOption.REPLACE_EXISTING);
         Files.copy(root.resolve("tool.secret"), conf.resolve("tool.secret"),
-            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            StandardCopyOption.REPLACE_EXISTING);
         for (final String secret : new String[]{ "cluster.secret", "tool.secret" })
         {
             // Members refuse a secret file others may read; the container's member runs as root, which reads it.
             Files.setPosixFilePermissions(conf.resolve(secret),
-                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                PosixFilePermissions.fromString("rw-------"));
         }
         final StringBuilder members = new StringBuilder();
         for (int m = 0; m < count; m++)
@@ -410,6 +413,6 @@ public final class ContainerCluster implements TestCluster
 
     private static void sleepBriefly()
     {
-        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
     }
 }

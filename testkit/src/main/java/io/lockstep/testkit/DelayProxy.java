@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -25,7 +26,7 @@ public final class DelayProxy implements AutoCloseable
     private final long delayNs;
     private final List<Socket> sockets = new ArrayList<>();
     private volatile boolean closed;
-    private final java.util.concurrent.atomic.AtomicLong bytesCarried = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong bytesCarried = new AtomicLong();
 
     /** Bytes read at a time, and when they may be written on. */
     private record Chunk(byte[] bytes, int length, long dueNs)

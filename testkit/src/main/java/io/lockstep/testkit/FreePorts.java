@@ -55,6 +55,7 @@ public final class FreePorts
         throw new IOException("no free port in [" + from + ", " + RANGE[1] + ")");
     }
 
+    @SuppressWarnings("try") // binding is the test; the socket is not used
     private static boolean isFree(final int port)
     {
         // The wildcard address: a listener on any address of the port, loopback included, makes this bind fail.

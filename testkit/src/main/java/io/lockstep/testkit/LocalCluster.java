@@ -1,11 +1,11 @@
 package io.lockstep.testkit;
 
 import io.lockstep.cluster.transport.ClusterSecret;
-import io.lockstep.consensus.node.SecuritySettings;
-import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
+import io.lockstep.consensus.node.SecuritySettings;
+import io.lockstep.consensus.tool.AdminClient;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -226,7 +227,7 @@ public final class LocalCluster implements AutoCloseable
         while (true)
         {
             final DelayProxy proxy = new DelayProxy(targetPort, delayMs);
-            if (java.util.Arrays.stream(ports).noneMatch(p -> p == proxy.port()))
+            if (Arrays.stream(ports).noneMatch(p -> p == proxy.port()))
             {
                 return proxy;
             }

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,7 +39,7 @@ final class NodeImage
             {
                 throw new IOException("build-node-image.sh is missing from the test kit's jar");
             }
-            Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
         }
         final ProcessBuilder builder = new ProcessBuilder("bash", script.toString())
             .redirectError(ProcessBuilder.Redirect.INHERIT);

@@ -1,12 +1,15 @@
 package io.lockstep.testkit;
 
 import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.sim.SeedProgress;
 import io.lockstep.consensus.sim.SeedReplay;
 import io.lockstep.consensus.sim.SimServiceCluster;
 
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -41,8 +44,9 @@ import java.util.logging.Logger;
  * }
  * }</pre>
  * A failing seed is run again at once in the same JVM: the error says whether it failed again (a bug the seed
- * replays: run that one seed, {@code forSeeds(name, seed, 1, run)}) or not (something outside the seed reached the run). For the snapshot side, see also
- * {@code io.lockstep.consensus.service.SnapshotReplayCheck}: snapshot then replay must equal a full replay.
+ * replays: run that one seed, {@code forSeeds(name, seed, 1, run)}) or not (something outside the seed reached the
+ * run). For the snapshot side, see also
+ * {@code SnapshotReplayCheck}: snapshot then replay must equal a full replay.
  */
 public final class ServiceSimulation
 {
@@ -73,7 +77,7 @@ public final class ServiceSimulation
     public static void forSeeds(final String name, final long first, final int count, final SeedRun run)
     {
         // Before any seed: a JVM without Agrona's option would otherwise fail seed 1 as if the service were wrong.
-        io.lockstep.cluster.JvmOptions.check();
+        JvmOptions.check();
         // A simulated member logs what a real one would (elections, recoveries, refusals): dozens of lines a seed.
         // Only warnings and errors are shown while the seeds run, unless -Dlockstep.sim.verbose=true.
         final Logger lockstep = Logger.getLogger("io.lockstep");
@@ -160,7 +164,7 @@ public final class ServiceSimulation
     {
         // The members' production bound on egress kept per session: gaps happen when they would in production.
         return new Run(new SimServiceCluster(seed, clients, service, snapshots,
-            io.lockstep.consensus.node.ClusterNode.EGRESS_BUFFER_BYTES));
+            ClusterNode.EGRESS_BUFFER_BYTES));
     }
 
     /** Client timing in simulated time: keepalive 20 ms, silence 150 ms, 256 unacknowledged, 64 KiB messages. */
@@ -267,7 +271,7 @@ public final class ServiceSimulation
         }
 
         /** @return the run's randomness: decide your workload with it, so the seed decides everything. */
-        public java.util.Random random()
+        public Random random()
         {
             return cluster.random();
         }

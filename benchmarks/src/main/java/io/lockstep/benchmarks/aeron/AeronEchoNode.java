@@ -110,6 +110,7 @@ public final class AeronEchoNode
             port(portBase, 2, 1);
     }
 
+    @SuppressWarnings("try") // the node runs while these are open
     public static void main(final String[] args)
     {
         final int id = Integer.parseInt(args[0]);

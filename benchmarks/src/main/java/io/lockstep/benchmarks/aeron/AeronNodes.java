@@ -3,6 +3,7 @@ package io.lockstep.benchmarks.aeron;
 import io.lockstep.benchmarks.TempDirs;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -64,7 +65,8 @@ final class AeronNodes implements AutoCloseable
     {
         final Process process = new ProcessBuilder(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "-Xmx256m", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens",
+                "java.base/java.nio=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path"),
             AeronEchoNode.class.getName(), Integer.toString(id), root.toString(), Integer.toString(portBase),
             durability)
@@ -102,7 +104,7 @@ final class AeronNodes implements AutoCloseable
         return process;
     }
 
-    public void close() throws Exception
+    public void close() throws IOException
     {
         for (final Process p : processes)
         {
@@ -110,9 +112,18 @@ final class AeronNodes implements AutoCloseable
         }
         for (final Process p : processes)
         {
-            if (!p.waitFor(10, TimeUnit.SECONDS))
+            try
             {
+                if (!p.waitFor(10, TimeUnit.SECONDS))
+                {
+                    p.destroyForcibly();
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                // Interrupted while the nodes exit: kill them now rather than leave them behind.
                 p.destroyForcibly();
+                Thread.currentThread().interrupt();
             }
         }
         TempDirs.deleteTree(root);

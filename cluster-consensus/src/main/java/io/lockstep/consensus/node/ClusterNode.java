@@ -1,32 +1,40 @@
 package io.lockstep.consensus.node;
 
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.RolloverRehearsal;
+import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.JvmOptions;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.ProblemListener;
+import io.lockstep.cluster.transport.SelectorIdleStrategy;
+import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.MemberMetrics;
+import io.lockstep.consensus.MemberProtocolShapes;
+import io.lockstep.consensus.Membership;
+import io.lockstep.consensus.service.ServiceHandoff;
+import io.lockstep.consensus.service.ServiceMember;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
 import io.lockstep.consensus.storage.FileElectionState;
 import io.lockstep.consensus.storage.FileSnapshotStorage;
-
-import io.lockstep.cluster.transport.SelectorIdleStrategy;
-import io.lockstep.cluster.transport.TcpTransport;
-import io.lockstep.consensus.service.ServiceHandoff;
-import io.lockstep.cluster.transport.Member;
-
-import io.lockstep.archive.ArchiveLogConfig;
-import io.lockstep.archive.RolloverRehearsal;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochNanoClock;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
-import io.lockstep.cluster.ClusteredService;
-
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.Security;
+import java.util.List;
 import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -49,7 +57,7 @@ public final class ClusterNode implements AutoCloseable
     /** DEDICATED mode's service thread; null in SHARED mode. */
     private final AgentRunner serviceRunner;
     private final MetricsServer metricsServer;
-    private final io.lockstep.consensus.MemberMetrics metrics;
+    private final MemberMetrics metrics;
     /** The service instances this member runs, watched for sharing with another member; null without a service. */
     private final ServiceInstances services;
 
@@ -74,9 +82,10 @@ public final class ClusterNode implements AutoCloseable
         {
             Files.createDirectories(config.dataDir());
         }
-        catch (final java.io.IOException ex)
+        catch (final IOException ex)
         {
-            throw new IllegalStateException("cannot create data directory " + config.dataDir() + ": " + ex.getMessage());
+            throw new IllegalStateException("cannot create data directory " + config.dataDir() + ": "
+                + ex.getMessage());
         }
         final ArchiveLogConfig logConfig = new ArchiveLogConfig()
             .directory(config.dataDir().resolve("log"))
@@ -88,7 +97,7 @@ public final class ClusterNode implements AutoCloseable
             Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024)
             .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay());
         final FileElectionState electionState = new FileElectionState(config.dataDir());
-        final String removed = io.lockstep.consensus.Membership.removedReason(config.memberId(), electionState);
+        final String removed = Membership.removedReason(config.memberId(), electionState);
         if (null != removed)
         {
             throw new IllegalStateException(removed);
@@ -103,7 +112,7 @@ public final class ClusterNode implements AutoCloseable
         }
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
-            io.lockstep.consensus.MemberProtocolShapes.create());
+            MemberProtocolShapes.create());
         // The seed is the one non-deterministic input, chosen here at the edge and logged.
         final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
         // Staggered by member id: see lockstep.log.purge.delay.ms.
@@ -127,7 +136,8 @@ public final class ClusterNode implements AutoCloseable
             transport.close();
             throw new IllegalStateException("member " + config.memberId() + ": " + config.dataDir().resolve(
                 FileElectionState.FILE_NAME) + " is missing but the log holds entries up to position " + end +
-                ": the member cannot know the term and vote it last had, and could vote twice in one term. Restore the file from where it was lost, or move the data directory away and " +
+                ": the member cannot know the term and vote it last had, and could vote twice in one term. Restore " +
+                "the file from where it was lost, or move the data directory away and " +
                 "add the member back empty (" + NodeConfig.JOIN + "=true)");
         }
         final ConsensusAgent consensus;
@@ -140,15 +150,15 @@ public final class ClusterNode implements AutoCloseable
             consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), newWallClock(), transport, raftLog,
                 electionState, new Random(seed));
             this.metrics = consensus.metrics();
-            consensus.metrics().set(io.lockstep.consensus.MemberMetrics.LOG_PROMISE_LOST,
+            consensus.metrics().set(MemberMetrics.LOG_PROMISE_LOST,
                 null == raftLog.promiseLost() ? 0 : 1);
-            agent = null == services ? consensus : new io.lockstep.consensus.service.ServiceMember(consensus,
+            agent = null == services ? consensus : new ServiceMember(consensus,
                 transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
-                new io.lockstep.consensus.service.ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
+                new ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
                     config.snapshotKeep(), new SystemNanoClock()),
                 TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES,
                 MAX_TIMERS, new BackoffIdleStrategy(), handoff);
-            if (agent instanceof io.lockstep.consensus.service.ServiceMember member)
+            if (agent instanceof ServiceMember member)
             {
                 member.clientAuthenticator(config.security().authenticator())
                     .sessionLimits(config.security().sessionLimits());
@@ -167,7 +177,7 @@ public final class ClusterNode implements AutoCloseable
             throw ex;
         }
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
-        transport.problemListener(new io.lockstep.cluster.transport.ProblemListener()
+        transport.problemListener(new ProblemListener()
         {
             public void onProblem(final String problem)
             {
@@ -179,7 +189,7 @@ public final class ClusterNode implements AutoCloseable
                 if (!"tls".equals(kind))
                 {
                     // A TLS file that does not reload refuses no connection: the files loaded before stay in use.
-                    consensus.metrics().increment(io.lockstep.consensus.MemberMetrics.CONNECTIONS_REFUSED);
+                    consensus.metrics().increment(MemberMetrics.CONNECTIONS_REFUSED);
                 }
                 // Identity refusals (wrong proofs, claimed ids) are a kind of their own, so that a flood of garbage
                 // connections cannot push them out of the error log.
@@ -215,7 +225,7 @@ public final class ClusterNode implements AutoCloseable
                 try
                 {
                     work = agent.doWork();
-                    consensus.metrics().set(io.lockstep.consensus.MemberMetrics.CLIENT_CONNECTIONS,
+                    consensus.metrics().set(MemberMetrics.CLIENT_CONNECTIONS,
                         transport.clientConnections());
                 }
                 catch (final Throwable t)
@@ -229,7 +239,7 @@ public final class ClusterNode implements AutoCloseable
                     removedReason = consensus.membershipExchange().removedReason();
                     throw new AgentTerminationException(removedReason);
                 }
-                if (agent instanceof io.lockstep.consensus.service.ServiceMember member && member.isStopped())
+                if (agent instanceof ServiceMember member && member.isStopped())
                 {
                     // Orderly shutdown finished: the runner closes the member (log synced, files released).
                     throw new AgentTerminationException("orderly shutdown");
@@ -256,7 +266,7 @@ public final class ClusterNode implements AutoCloseable
                 return agent.roleName();
             }
         };
-        final org.agrona.concurrent.IdleStrategy idle = config.idle().newIdleStrategy(transport);
+        final IdleStrategy idle = config.idle().newIdleStrategy(transport);
         if (null != handoff)
         {
             // The service thread's output ends the consensus thread's wait in its selector.
@@ -266,7 +276,7 @@ public final class ClusterNode implements AutoCloseable
                 selectorIdle.sleepGuard(handoff);
             }
             serviceRunner = new AgentRunner(config.threading().newServiceIdleStrategy(handoff), t -> { }, null,
-                ((io.lockstep.consensus.service.ServiceMember)agent).serviceAgent());
+                ((ServiceMember)agent).serviceAgent());
         }
         else
         {
@@ -293,7 +303,7 @@ public final class ClusterNode implements AutoCloseable
      * The members as this member's transport sees them: its own entry is where it listens (the only use of it), which
      * {@code lockstep.listen.address} may set apart from the address peers dial.
      */
-    private static java.util.List<Member> listenView(final NodeConfig config)
+    private static List<Member> listenView(final NodeConfig config)
     {
         if (null == config.listenAddress())
         {
@@ -313,9 +323,9 @@ public final class ClusterNode implements AutoCloseable
         {
             return new MetricsServer(config.metrics(), config.memberId(), consensus.metrics(),
                 () -> thread.isAlive() && null == fatal, () -> consensus.metrics().set(
-                    io.lockstep.consensus.MemberMetrics.TLS_CERTIFICATE_EXPIRY, config.security().tls().expiry()));
+                    MemberMetrics.TLS_CERTIFICATE_EXPIRY, config.security().tls().expiry()));
         }
-        catch (final java.io.IOException ex)
+        catch (final IOException ex)
         {
             runner.close();
             throw new IllegalStateException(NodeConfig.METRICS_PORT + "=" + config.metricsPort() + " on " +
@@ -328,11 +338,11 @@ public final class ClusterNode implements AutoCloseable
      * @return a new instance of a ClusteredService class named in configuration (no-argument constructor).
      * @throws IllegalStateException naming the class if it cannot be made.
      */
-    public static io.lockstep.cluster.ClusteredService newService(final String className)
+    public static ClusteredService newService(final String className)
     {
         try
         {
-            return (io.lockstep.cluster.ClusteredService)Class.forName(className).getDeclaredConstructor().newInstance();
+            return (ClusteredService)Class.forName(className).getDeclaredConstructor().newInstance();
         }
         catch (final ReflectiveOperationException | ClassCastException ex)
         {
@@ -391,7 +401,7 @@ public final class ClusterNode implements AutoCloseable
             throw new IllegalArgumentException(ThreadingSettings.THREADING + "=dedicated needs a service to run on " +
                 "its own thread, and this member has none");
         }
-        io.lockstep.cluster.JvmOptions.check();
+        JvmOptions.check();
         PreloadedClasses.load();
         // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
         // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).
@@ -413,7 +423,7 @@ public final class ClusterNode implements AutoCloseable
     /**
      * @return this member's counters and gauges (readable from any thread).
      */
-    public io.lockstep.consensus.MemberMetrics metrics()
+    public MemberMetrics metrics()
     {
         return metrics;
     }
@@ -472,18 +482,18 @@ public final class ClusterNode implements AutoCloseable
      * @param config    the member's configuration.
      * @param onStarted told once the member runs (on this thread), before it says it is ready.
      */
-    public static void run(final NodeConfig config, final java.util.function.Consumer<ClusterNode> onStarted)
+    public static void run(final NodeConfig config, final Consumer<ClusterNode> onStarted)
         throws InterruptedException
     {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
         // Peers named by host name may come back at another address (a restarted container, a rescheduled pod):
         // look names up again within a second, and never remember a failed lookup.
-        if (null == java.security.Security.getProperty("networkaddress.cache.ttl") ||
-            "-1".equals(java.security.Security.getProperty("networkaddress.cache.ttl")))
+        if (null == Security.getProperty("networkaddress.cache.ttl") ||
+            "-1".equals(Security.getProperty("networkaddress.cache.ttl")))
         {
-            java.security.Security.setProperty("networkaddress.cache.ttl", "1");
+            Security.setProperty("networkaddress.cache.ttl", "1");
         }
-        java.security.Security.setProperty("networkaddress.cache.negative.ttl", "0");
+        Security.setProperty("networkaddress.cache.negative.ttl", "0");
         final ClusterNode node;
         try
         {
@@ -497,7 +507,8 @@ public final class ClusterNode implements AutoCloseable
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "lockstep-shutdown"));
         onStarted.accept(node);
-        final Member self = config.members().stream().filter(m -> m.id() == config.memberId()).findFirst().orElseThrow();
+        final Member self = config.members().stream().filter(m
+            -> m.id() == config.memberId()).findFirst().orElseThrow();
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
             ", durability " + config.durability().name().toLowerCase() +

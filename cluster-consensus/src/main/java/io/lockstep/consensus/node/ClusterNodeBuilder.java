@@ -79,7 +79,8 @@ public final class ClusterNodeBuilder
     }
 
     /**
-     * Add a warm standby: a non-voting member, usually in another zone ({@code /nonvoting} in {@code lockstep.members}).
+     * Add a warm standby: a non-voting member, usually in another zone ({@code /nonvoting} in {@code
+     * lockstep.members}).
      *
      * @param id   its id.
      * @param host the host or address its peers dial.

@@ -4,6 +4,7 @@ import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.ClusterSecret;
+import io.lockstep.consensus.ConsensusConfig;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -17,6 +18,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -59,14 +61,14 @@ final class JitRehearsal
      * The rehearsal members' ids, 60-62 (the highest ids there are), so that a line they log where logging is not
      * quieted ("member 61 is leader of term 1") does not read as the real member's, which is usually 0-2.
      */
-    private static final int FIRST_ID = io.lockstep.consensus.ConsensusConfig.MAX_MEMBERS - 3;
+    private static final int FIRST_ID = ConsensusConfig.MAX_MEMBERS - 3;
     private static final int MAX_IN_FLIGHT = 32;
     private static final int[] MESSAGE_LENGTHS = { 32, 288, 1000, 64, 4000, 288, 128, 288 };
     /** How long each session of the second client lasts (see {@link #churn}). */
     private static final long CHURN_NS = TimeUnit.MILLISECONDS.toNanos(400);
 
     /** Read by the shutdown hook too. */
-    private final List<ClusterNode> members = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ClusterNode> members = new CopyOnWriteArrayList<>();
     private final AtomicInteger snapshots = new AtomicInteger();
     private final UnsafeBuffer message = new UnsafeBuffer(new byte[4096]);
     private long answered;

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.BooleanSupplier;
 
 /**
  * A member's metrics over HTTP, on the JDK's built-in server and a thread of its own, never the member's:
@@ -39,7 +40,7 @@ final class MetricsServer implements AutoCloseable
      * @param refresh brings the values kept outside the member thread up to date, before each scrape.
      */
     MetricsServer(final MetricsSettings settings, final int memberId, final MemberMetrics metrics,
-        final java.util.function.BooleanSupplier alive, final Runnable refresh) throws IOException
+        final BooleanSupplier alive, final Runnable refresh) throws IOException
     {
         boundRequestTimes(settings.timeoutMs());
         server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 16);

@@ -1,12 +1,10 @@
 package io.lockstep.consensus.node;
 
-import io.lockstep.consensus.ConsensusConfig;
-import io.lockstep.consensus.TimeoutProfile;
-
-import io.lockstep.cluster.transport.Member;
-
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.TimeoutProfile;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -184,6 +182,8 @@ public record NodeConfig(
      * @param given        what was handed over as objects in place of keys (see {@link ClusterNodeBuilder}).
      * @param serviceGiven a service factory was handed over in place of {@link #SERVICE}.
      */
+    // Longer than the method bound: one key after another, in the reference's order.
+    @SuppressWarnings("checkstyle:MethodLength")
     static NodeConfig parse(
         final String source, final Properties p, final SecuritySettings.Given given, final boolean serviceGiven)
         throws ConfigException
@@ -204,7 +204,8 @@ public record NodeConfig(
         final int sessionTimeoutMs = intValue(source, p, SESSION_TIMEOUT_MS, 10_000);
         if (sessionTimeoutMs < 100)
         {
-            throw new ConfigException(source + ": " + SESSION_TIMEOUT_MS + " must be at least 100, not " + sessionTimeoutMs);
+            throw new ConfigException(source + ": " + SESSION_TIMEOUT_MS + " must be at least 100, not "
+                + sessionTimeoutMs);
         }
         final long snapshotInterval;
         try
@@ -241,7 +242,8 @@ public record NodeConfig(
         }
         catch (final IllegalArgumentException ex)
         {
-            throw new ConfigException(source + ": " + TIMEOUTS + " must be lan or wan, not '" + p.getProperty(TIMEOUTS) + "'");
+            throw new ConfigException(source + ": " + TIMEOUTS + " must be lan or wan, not '" + p.getProperty(TIMEOUTS)
+                + "'");
         }
         try
         {

@@ -1,6 +1,6 @@
 /**
  * One member as a process: the configuration file with every key checked and named in its errors
- * ({@link io.lockstep.consensus.node.NodeConfig}), and {@link io.lockstep.consensus.node.ClusterNode}, which wires the
+ * ({@link NodeConfig}), and {@link ClusterNode}, which wires the
  * real clock, TCP transport, file storage and the service container to the core and runs them on one thread.
  * <p>
  * Owns: the edge where the world comes in (wall clock, seed, sockets, files, JVM shutdown).

@@ -12,7 +12,6 @@ import io.lockstep.consensus.log.SessionSnapshotDecoder;
 import io.lockstep.consensus.log.SessionSnapshotEncoder;
 import io.lockstep.consensus.log.TimerSnapshotDecoder;
 import io.lockstep.consensus.log.TimerSnapshotEncoder;
-
 import org.agrona.ExpandableArrayBuffer;
 
 /**
@@ -112,6 +111,9 @@ final class ContainerSnapshot
      * @return true if the cluster was suspended at the snapshot.
      * @throws IllegalStateException naming what does not fit (a snapshot from a member with other bounds).
      */
+    // Longer than the method bound: the image's sections in the order write() puts them down, so the two read side by
+    // side.
+    @SuppressWarnings("checkstyle:MethodLength")
     boolean read(
         final SnapshotReader reader,
         final SessionTable sessions,
@@ -123,7 +125,8 @@ final class ContainerSnapshot
         {
             headerDecoder.wrap(buffer, offset);
             expect(ContainerSnapshotHeaderDecoder.TEMPLATE_ID);
-            snapshotHeaderDecoder.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
+            snapshotHeaderDecoder.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH,
+                headerDecoder.blockLength(),
                 headerDecoder.version());
             if (snapshotHeaderDecoder.egressCapacity() != sessions.egressCapacity())
             {

@@ -128,7 +128,8 @@ final class EffectReplay implements ControlledMessageHandler
                 copy.scheduleTimer(first, buffer.getLong(index + EffectRecorder.SECOND_OFFSET));
             case EffectRecorder.TIMER_CANCELLED -> copy.cancelTimer(first);
             case EffectRecorder.CLOSE_REQUESTED -> copy.closeClientSession(first);
-            case EffectRecorder.SERVICE_MESSAGE -> copy.offer(buffer, index + EffectRecorder.SERVICE_MESSAGE_PAYLOAD_OFFSET,
+            case EffectRecorder.SERVICE_MESSAGE -> copy.offer(buffer, index
+                + EffectRecorder.SERVICE_MESSAGE_PAYLOAD_OFFSET,
                 length - EffectRecorder.SERVICE_MESSAGE_PAYLOAD_OFFSET);
             case EffectRecorder.STATE_HASH ->
             {

@@ -1,10 +1,10 @@
 package io.lockstep.consensus.service;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import org.agrona.DirectBuffer;
@@ -37,7 +37,8 @@ final class RecordedService implements ClusteredService
     }
 
     public void onSessionMessage(
-        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
     {
     }
 

@@ -1,28 +1,29 @@
 package io.lockstep.consensus.service;
 
-import io.lockstep.consensus.log.NewLeadershipTermDecoder;
-import org.agrona.SemanticVersion;
 import io.lockstep.archive.BlockHandler;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.consensus.BlockSource;
-import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.log.ClusterAction;
 import io.lockstep.consensus.log.ClusterActionRequestDecoder;
 import io.lockstep.consensus.log.MessageHeaderDecoder;
+import io.lockstep.consensus.log.NewLeadershipTermDecoder;
+import io.lockstep.consensus.log.ServiceMessageDecoder;
 import io.lockstep.consensus.log.SessionCloseDecoder;
 import io.lockstep.consensus.log.SessionMessageDecoder;
 import io.lockstep.consensus.log.SessionOpenDecoder;
-import io.lockstep.consensus.log.ServiceMessageDecoder;
 import io.lockstep.consensus.log.TimerEventDecoder;
 import org.agrona.DirectBuffer;
+import org.agrona.SemanticVersion;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
 
 import java.util.function.Consumer;
 
@@ -93,7 +94,8 @@ public final class ServiceContainer implements Cluster
             }
 
             public void onEgress(
-                final long sessionId, final long sequence, final DirectBuffer buffer, final int offset, final int length)
+                final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
+                    final int length)
             {
             }
 
@@ -182,12 +184,12 @@ public final class ServiceContainer implements Cluster
     private final ServiceMessageQueue serviceMessages = new ServiceMessageQueue(1024);
     private final Outbox outbox;
     private final IdleStrategy idleStrategy;
-    private final org.agrona.collections.Long2ObjectHashMap<Session> clientSessions =
-        new org.agrona.collections.Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<Session> clientSessions =
+        new Long2ObjectHashMap<>();
     private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final SessionOpenDecoder sessionOpen = new SessionOpenDecoder();
-    private final io.lockstep.consensus.log.NewLeadershipTermDecoder newTerm =
-        new io.lockstep.consensus.log.NewLeadershipTermDecoder();
+    private final NewLeadershipTermDecoder newTerm =
+        new NewLeadershipTermDecoder();
     private final SessionMessageDecoder sessionMessage = new SessionMessageDecoder();
     private final SessionCloseDecoder sessionClose = new SessionCloseDecoder();
     private final TimerEventDecoder timerEvent = new TimerEventDecoder();
@@ -197,7 +199,7 @@ public final class ServiceContainer implements Cluster
     private long shutdownPosition = -1;
     private final ContainerSnapshot containerSnapshot = new ContainerSnapshot();
     private boolean suspended;
-    private org.agrona.concurrent.NanoClock pauseClock = () -> 0;
+    private NanoClock pauseClock = () -> 0;
     private SnapshotTaken snapshotTaken;
     private ImageSource imageSource = (position, term, timestamp, sizeHint) ->
         new SnapshotImage(position, term, timestamp, sizeHint);
@@ -289,7 +291,7 @@ public final class ServiceContainer implements Cluster
      * @param listener receives every snapshot this container takes.
      * @param clock    measures the pause taking it costs (reported, never part of the state).
      */
-    public void onSnapshotTaken(final SnapshotTaken listener, final org.agrona.concurrent.NanoClock clock)
+    public void onSnapshotTaken(final SnapshotTaken listener, final NanoClock clock)
     {
         this.snapshotTaken = listener;
         this.pauseClock = clock;
@@ -543,7 +545,8 @@ public final class ServiceContainer implements Cluster
             return;
         }
         header.wrap(buffer, offset);
-        if (header.schemaId() == MessageHeaderDecoder.SCHEMA_ID && header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
+        if (header.schemaId() == MessageHeaderDecoder.SCHEMA_ID
+            && header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
         {
             throw new IllegalStateException("member " + memberId + ": the log entry ending at " + entryEndPosition +
                 " is in log format version " + header.version() + ", written by a newer Lockstep; this member reads " +
@@ -585,7 +588,7 @@ public final class ServiceContainer implements Cluster
         newTerm.wrap(buffer, body, header.blockLength(), header.version());
         appliedLeadershipTerm = newTerm.term();
         final long epoch = newTerm.configEpoch();
-        if (epoch > 0 && epoch != io.lockstep.consensus.log.NewLeadershipTermDecoder.configEpochNullValue())
+        if (epoch > 0 && epoch != NewLeadershipTermDecoder.configEpochNullValue())
         {
             // A promoted configuration numbers its sessions apart from every earlier one: a session the old primary
             // opened after the standby's last entry must read as closed to its client, never as someone else's.
@@ -733,7 +736,8 @@ public final class ServiceContainer implements Cluster
         service.onServiceMessage(entryTimestamp, buffer, payloadOffset, payloadLength);
     }
 
-    /** @return true if the service's class declares the callback itself (or a superclass other than the default does). */
+    /** @return true if the service's class declares the callback itself (or a superclass other than the default does).
+    * */
     private static boolean overrides(final ClusteredService service, final String name, final Class<?>... parameters)
     {
         try

@@ -10,6 +10,7 @@ import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.ServiceHooks;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.log.ClusterAction;
 import io.lockstep.consensus.log.ClusterActionRequestEncoder;
 import io.lockstep.consensus.log.MessageHeaderEncoder;
@@ -342,7 +343,7 @@ public final class ServiceMember implements Agent, ServiceHooks
             consensus.compactLog(oldestKept);
             work++;
         }
-        if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+        if (Role.LEADER != consensus.role())
         {
             requestedSnapshotAt = -1;
         }
@@ -368,7 +369,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         {
             return;
         }
-        if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+        if (Role.LEADER != consensus.role())
         {
             stopped = true;
         }
@@ -416,7 +417,7 @@ public final class ServiceMember implements Agent, ServiceHooks
                 consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], true,
                     toolWaitsForApply[i] ? toolPositions[i] : durable);
             }
-            else if (io.lockstep.consensus.codecs.Role.LEADER != consensus.role())
+            else if (Role.LEADER != consensus.role())
             {
                 consensus.answerTool(toolEndpoints[i], toolCorrelationIds[i], false, -1);
             }

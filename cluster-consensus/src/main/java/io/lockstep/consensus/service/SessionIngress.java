@@ -2,7 +2,6 @@ package io.lockstep.consensus.service;
 
 import io.lockstep.cluster.ClientAuthenticator;
 import io.lockstep.cluster.CloseReason;
-import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.cluster.codecs.EgressEncoder;
 import io.lockstep.cluster.codecs.IngressAckEncoder;
 import io.lockstep.cluster.codecs.IngressDecoder;
@@ -13,9 +12,10 @@ import io.lockstep.cluster.codecs.SessionCloseRequestDecoder;
 import io.lockstep.cluster.codecs.SessionConnectDecoder;
 import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventEncoder;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ClientIngress;
 import io.lockstep.consensus.ConsensusAgent;
-import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.log.ServiceMessageEncoder;
 import io.lockstep.consensus.log.SessionCloseEncoder;
@@ -102,7 +102,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
      * @param maxIngressLength longer client messages close the session with an error.
      */
     public SessionIngress(
-        final ConsensusAgent consensus, final Transport transport, final long sessionTimeoutNs, final int maxIngressLength)
+        final ConsensusAgent consensus, final Transport transport, final long sessionTimeoutNs,
+            final int maxIngressLength)
     {
         this.consensus = consensus;
         this.transport = transport;
@@ -290,6 +291,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
     }
 
+    // Longer than the method bound: the checks a session open meets, in order: a reviewer reads the whole gate at once.
+    @SuppressWarnings("checkstyle:MethodLength")
     private void onConnect(final int endpoint, final DirectBuffer buffer, final int body, final int end)
     {
         connect.wrap(buffer, body, header.blockLength(), header.version());
@@ -376,7 +379,8 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         }
         heard(resume, endpoint);
         final long from = lastEgress + 1;
-        if (EgressBuffer.GAP == session.egress().replay(from, (sequence, b, o, l) -> sendEgress(endpoint, resume, sequence, b, o, l)))
+        if (EgressBuffer.GAP == session.egress().replay(from, (sequence, b, o, l) -> sendEgress(endpoint, resume,
+            sequence, b, o, l)))
         {
             sendEvent(endpoint, correlationId, resume, SessionEventCode.EGRESS_GAP, session.appliedSequence());
             session.egress().replay(session.egress().firstSequence(),

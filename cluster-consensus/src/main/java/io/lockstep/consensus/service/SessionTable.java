@@ -237,7 +237,8 @@ public final class SessionTable
     /**
      * Add a session a snapshot recorded.
      */
-    Session restore(final long sessionId, final long appliedSequence, final String principal, final SessionSecret secret)
+    Session restore(final long sessionId, final long appliedSequence, final String principal,
+        final SessionSecret secret)
     {
         if (sessionId >= nextSessionId || sessions.containsKey(sessionId) || sessions.size() >= maxSessions)
         {

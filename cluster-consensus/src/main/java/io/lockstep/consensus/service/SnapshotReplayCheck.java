@@ -3,11 +3,10 @@ package io.lockstep.consensus.service;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.consensus.storage.ArchiveRaftLog;
-import io.lockstep.consensus.storage.FileSnapshotStorage;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
-import org.agrona.DirectBuffer;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.storage.FileSnapshotStorage;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 

@@ -1,9 +1,9 @@
 /**
  * The service container: client sessions, timers and service messages as replicated state, applied from committed
  * log entries only, one at a time, identically on every member
- * ({@link io.lockstep.consensus.service.ServiceContainer}); the leader's duties of turning client traffic, due timers
- * and silent sessions into log entries ({@link io.lockstep.consensus.service.SessionIngress}); snapshots of all of it
- * at one log position; and {@link io.lockstep.consensus.service.ServiceMember}, the agent that runs the core and the
+ * ({@link ServiceContainer}); the leader's duties of turning client traffic, due timers
+ * and silent sessions into log entries ({@link SessionIngress}); snapshots of all of it
+ * at one log position; and {@link ServiceMember}, the agent that runs the core and the
  * container together.
  * <p>
  * Owns: the session table, per-session egress buffers, the timer table, the service-message queue.

@@ -8,6 +8,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 
 import java.util.Random;
+import java.util.function.LongUnaryOperator;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
 import static io.lockstep.archive.FrameDescriptor.POSITION_OFFSET;
@@ -158,7 +159,7 @@ public final class SimLog implements RaftLog
     /** Purges in units of {@link #PURGE_UNIT} bytes, as archive-log does in segments. */
     static final int PURGE_UNIT = 4096;
 
-    public long purge(final long position, final java.util.function.LongUnaryOperator termAt)
+    public long purge(final long position, final LongUnaryOperator termAt)
     {
         long target = position - position % PURGE_UNIT;
         target = Math.min(target, appended);
@@ -210,7 +211,8 @@ public final class SimLog implements RaftLog
         return durable;
     }
 
-    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset,
+        final int length)
     {
         final int frameLength = HEADER_LENGTH + length;
         final int aligned = alignedLength(frameLength);
@@ -239,7 +241,8 @@ public final class SimLog implements RaftLog
             if (frameLength < HEADER_LENGTH || o + alignedLength(frameLength) > offset + length ||
                 buffer.getLong(o + POSITION_OFFSET, LITTLE_ENDIAN) != position)
             {
-                throw new ArchiveException(ArchiveException.Reason.CORRUPT_FRAME, null, position, "bad replicated frame");
+                throw new ArchiveException(ArchiveException.Reason.CORRUPT_FRAME, null, position,
+                    "bad replicated frame");
             }
             o += alignedLength(frameLength);
             position += alignedLength(frameLength);

@@ -8,12 +8,14 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 
 /**
  * A network with TCP's semantics between simulated endpoints: each directed link delivers in order, after a seeded
@@ -83,7 +85,7 @@ final class SimNetwork
         this.maxDelayNs = maxDelayNs;
         this.up = new boolean[endpoints.length];
         this.partitionGroup = new int[endpoints.length];
-        java.util.Arrays.fill(up, true);
+        Arrays.fill(up, true);
     }
 
     void now(final long nowNs)
@@ -93,7 +95,7 @@ final class SimNetwork
         {
             flapScratch.clear();
             flapScratch.addAll(flapping);
-            java.util.Collections.sort(flapScratch);
+            Collections.sort(flapScratch);
             for (final long pair : flapScratch)
             {
                 // About every 5 ms of simulated time at a step of up to 1 ms.
@@ -185,7 +187,7 @@ final class SimNetwork
 
     void healAll()
     {
-        java.util.Arrays.fill(partitionGroup, 0);
+        Arrays.fill(partitionGroup, 0);
         blackholes.clear();
         cuts.clear();
         flapping.clear();

@@ -5,7 +5,9 @@ import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.Membership;
 import io.lockstep.consensus.MemoryElectionState;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.service.ServiceHandoff;
 import io.lockstep.consensus.service.ServiceMember;
 import org.agrona.collections.Long2LongHashMap;
@@ -417,7 +419,7 @@ public final class SimServiceCluster
     {
         final ConsensusAgent a = running[i].consensus();
         return i >= MEMBERS && null == a.membershipExchange().removedReason() &&
-            (io.lockstep.consensus.codecs.Role.LEADER == a.role() || a.membershipExchange().onCurrentHistory());
+            (Role.LEADER == a.role() || a.membershipExchange().onCurrentHistory());
     }
 
     /**
@@ -437,11 +439,11 @@ public final class SimServiceCluster
     }
 
     /** @return the membership of a member that leads now, or null if none does. */
-    public io.lockstep.consensus.Membership leaderMembership()
+    public Membership leaderMembership()
     {
         for (int i = 0; i < size; i++)
         {
-            if (null != running[i] && io.lockstep.consensus.codecs.Role.LEADER == running[i].consensus().role())
+            if (null != running[i] && Role.LEADER == running[i].consensus().role())
             {
                 return running[i].consensus().membership();
             }
@@ -553,7 +555,7 @@ public final class SimServiceCluster
     private void checkOneLeaderPerTerm(final int i)
     {
         final ConsensusAgent a = running[i].consensus();
-        if (io.lockstep.consensus.codecs.Role.LEADER == a.role())
+        if (Role.LEADER == a.role())
         {
             final long seen = leaderOfTerm.get(a.term());
             if (Long.MIN_VALUE == seen)
@@ -584,7 +586,8 @@ public final class SimServiceCluster
         }
         else if (seen != hash)
         {
-            throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " + position + describe());
+            throw new AssertionError("seed " + seed + ": member " + i + " holds other state at position " + position
+                + describe());
         }
     }
 
@@ -595,7 +598,7 @@ public final class SimServiceCluster
     public boolean membersAgree()
     {
         long position = -1;
-        final io.lockstep.consensus.Membership current = leaderMembership();
+        final Membership current = leaderMembership();
         for (int i = 0; i < size; i++)
         {
             if (gone[i] || removed(i) || (null != current && !current.isMember(i)))

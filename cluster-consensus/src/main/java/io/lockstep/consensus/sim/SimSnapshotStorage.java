@@ -129,7 +129,8 @@ final class SimSnapshotStorage implements SnapshotStorage
     }
 
     public int read(
-        final long logPosition, final long offset, final MutableDirectBuffer dst, final int dstOffset, final int maxLength)
+        final long logPosition, final long offset, final MutableDirectBuffer dst, final int dstOffset,
+            final int maxLength)
     {
         for (final Stored s : stored)
         {

@@ -1,14 +1,13 @@
 package io.lockstep.consensus.storage;
 
-import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.consensus.BlockSource;
-import io.lockstep.consensus.RaftLog;
-
 import io.lockstep.archive.ArchiveLog;
+import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.BlockHandler;
+import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.archive.LogReader;
-import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.consensus.BlockSource;
+import io.lockstep.consensus.RaftLog;
 import org.agrona.DirectBuffer;
 
 import java.io.IOException;
@@ -20,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
 import java.util.stream.Stream;
 
@@ -52,7 +52,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
-    private java.util.function.LongConsumer flushTimes;
+    private LongConsumer flushTimes;
     private final ExecutorService purger;
     /**
      * Pause of the purge thread after each 1 MiB it cuts from a segment it deletes (see ArchiveLog), so that the cuts
@@ -368,7 +368,8 @@ public final class ArchiveRaftLog implements RaftLog
         return log.durablePosition();
     }
 
-    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset, final int length)
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset,
+        final int length)
     {
         return log.append(term, frameType, buffer, offset, length);
     }
@@ -382,7 +383,7 @@ public final class ArchiveRaftLog implements RaftLog
      * @param listener told how long each flush that wrote and synced data took, in ns (for the metrics); null for
      *                 none. The I/O edge measures itself: this is the one place a flush's wall time is known.
      */
-    public void flushTimes(final java.util.function.LongConsumer listener)
+    public void flushTimes(final LongConsumer listener)
     {
         this.flushTimes = null == listener || DurabilityPolicy.BATCH != config.durability() ? null : listener;
     }

@@ -1,8 +1,7 @@
 package io.lockstep.consensus.storage;
 
-import io.lockstep.consensus.ElectionStateStore;
-
 import io.lockstep.archive.AtomicFile;
+import io.lockstep.consensus.ElectionStateStore;
 import io.lockstep.consensus.codecs.ElectionStateDecoder;
 import io.lockstep.consensus.codecs.ElectionStateEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;

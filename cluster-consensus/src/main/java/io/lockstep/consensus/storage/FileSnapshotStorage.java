@@ -1,14 +1,13 @@
 package io.lockstep.consensus.storage;
 
-import io.lockstep.consensus.SnapshotImage;
-import io.lockstep.consensus.SnapshotStorage;
-
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.RecordingLog;
-import io.lockstep.archive.codecs.RecordingType;
 import io.lockstep.archive.SnapshotInfo;
 import io.lockstep.archive.SnapshotStore;
 import io.lockstep.archive.SnapshotWriter;
+import io.lockstep.archive.codecs.RecordingType;
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.SnapshotStorage;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
@@ -144,7 +143,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
     }
 
     public int read(
-        final long logPosition, final long offset, final MutableDirectBuffer dst, final int dstOffset, final int maxLength)
+        final long logPosition, final long offset, final MutableDirectBuffer dst, final int dstOffset,
+            final int maxLength)
     {
         try
         {
@@ -471,7 +471,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
         public void run()
         {
             final long startNs = System.nanoTime();
-            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(), image.timestamp()))
+            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(),
+                image.timestamp()))
             {
                 this.out = out;
                 image.forEachFragment(this);

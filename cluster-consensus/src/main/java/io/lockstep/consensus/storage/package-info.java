@@ -1,9 +1,9 @@
 /**
  * The core's storage interfaces over real files: the Raft log over archive-log
- * ({@link io.lockstep.consensus.storage.ArchiveRaftLog}, with the base file that names where a purged log starts),
- * the durable term and vote ({@link io.lockstep.consensus.storage.FileElectionState}), and snapshots written, loaded,
+ * ({@link ArchiveRaftLog}, with the base file that names where a purged log starts),
+ * the durable term and vote ({@link FileElectionState}), and snapshots written, loaded,
  * retained and installed through archive-log's snapshot store
- * ({@link io.lockstep.consensus.storage.FileSnapshotStorage}).
+ * ({@link FileSnapshotStorage}).
  * <p>
  * Owns: every file of a member's data directory, and the crash safety of each change to them (write, fsync, rename).
  * <p>

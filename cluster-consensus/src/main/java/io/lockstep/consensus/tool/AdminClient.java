@@ -1,40 +1,49 @@
 package io.lockstep.consensus.tool;
 
 
-import io.lockstep.consensus.MemberProtocolShapes;
-import io.lockstep.consensus.codecs.BackupChunkDecoder;
-import io.lockstep.consensus.codecs.PromoteRequestEncoder;
-import io.lockstep.consensus.codecs.PromoteResponseDecoder;
-import io.lockstep.consensus.codecs.BackupRequestEncoder;
-import io.lockstep.consensus.codecs.BackupStatus;
-import io.lockstep.consensus.MemberErrors;
-import io.lockstep.consensus.codecs.ErrorsRequestEncoder;
-import io.lockstep.consensus.codecs.ErrorsResponseDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import io.lockstep.cluster.codecs.SessionEventDecoder;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.LinkClass;
+import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.cluster.transport.TlsFiles;
-import io.lockstep.cluster.transport.Member;
-
+import io.lockstep.consensus.MemberErrors;
+import io.lockstep.consensus.MemberProtocolShapes;
 import io.lockstep.consensus.codecs.AppendStatus;
+import io.lockstep.consensus.codecs.BackupChunkDecoder;
+import io.lockstep.consensus.codecs.BackupRequestEncoder;
+import io.lockstep.consensus.codecs.BackupStatus;
+import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ClientAppendAckDecoder;
 import io.lockstep.consensus.codecs.ClientAppendEncoder;
+import io.lockstep.consensus.codecs.ErrorsRequestEncoder;
+import io.lockstep.consensus.codecs.ErrorsResponseDecoder;
+import io.lockstep.consensus.codecs.MembershipAction;
+import io.lockstep.consensus.codecs.MembershipChangeRequestEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.consensus.codecs.PromoteRequestEncoder;
+import io.lockstep.consensus.codecs.PromoteResponseDecoder;
 import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.codecs.ShutdownRequestEncoder;
+import io.lockstep.consensus.codecs.SnapshotRequestEncoder;
 import io.lockstep.consensus.codecs.StatusRequestEncoder;
 import io.lockstep.consensus.codecs.StatusResponseDecoder;
+import io.lockstep.consensus.codecs.SuspendRequestEncoder;
 import io.lockstep.consensus.codecs.TransferLeadershipEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 
 /**
  * A blocking client for tools, drivers and tests: status of every member, appends through the leader (following
@@ -149,7 +158,7 @@ public final class AdminClient implements AutoCloseable
             MemberProtocolShapes.create());
         if (null != tls)
         {
-            transport.tls(tls, java.util.EnumSet.of(LinkClass.TOOLS));
+            transport.tls(tls, EnumSet.of(LinkClass.TOOLS));
         }
         this.transport.problemListener(problem -> lastProblem = problem);
         this.target = members.get(0).id();
@@ -184,7 +193,7 @@ public final class AdminClient implements AutoCloseable
      * @param encode writes the request into {@code buffer} after the header; returns its body length.
      */
     private void askEveryMember(
-        final long timeoutMs, final Map<Integer, ?> answers, final java.util.function.IntSupplier encode)
+        final long timeoutMs, final Map<Integer, ?> answers, final IntSupplier encode)
     {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         final boolean[] asked = new boolean[members.size()];
@@ -217,7 +226,7 @@ public final class AdminClient implements AutoCloseable
         piece = null;
         askOne(memberId, timeoutMs, () -> new BackupRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
             .correlationId(++correlationId)
-            .log(log ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .log(log ? BooleanType.TRUE : BooleanType.FALSE)
             .snapshotPosition(snapshotPosition).from(from).limitPosition(limit).encodedLength(), () -> null != piece);
         return piece;
     }
@@ -230,8 +239,8 @@ public final class AdminClient implements AutoCloseable
      * @param answered true once the answer has arrived.
      */
     private void askOne(
-        final int memberId, final long timeoutMs, final java.util.function.IntSupplier encode,
-        final java.util.function.BooleanSupplier answered)
+        final int memberId, final long timeoutMs, final IntSupplier encode,
+        final BooleanSupplier answered)
     {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline && !transport.isConnected(memberId))
@@ -262,7 +271,8 @@ public final class AdminClient implements AutoCloseable
         promoteAnswer = null;
         askOne(memberId, timeoutMs, () -> new PromoteRequestEncoder().wrapAndApplyHeader(buffer, 0, headerEncoder)
             .correlationId(++correlationId)
-            .check(check ? io.lockstep.consensus.codecs.BooleanType.TRUE : io.lockstep.consensus.codecs.BooleanType.FALSE)
+            .check(check ? BooleanType.TRUE
+                : BooleanType.FALSE)
             .configEpoch(epoch).voters(voters).learners(learners).encodedLength(), () -> null != promoteAnswer);
         return promoteAnswer;
     }
@@ -435,14 +445,14 @@ public final class AdminClient implements AutoCloseable
     {
         return switch (ask)
         {
-            case SHUTDOWN -> new io.lockstep.consensus.codecs.ShutdownRequestEncoder()
+            case SHUTDOWN -> new ShutdownRequestEncoder()
                 .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
-            case SNAPSHOT -> new io.lockstep.consensus.codecs.SnapshotRequestEncoder()
+            case SNAPSHOT -> new SnapshotRequestEncoder()
                 .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).encodedLength();
-            case SUSPEND, RESUME -> new io.lockstep.consensus.codecs.SuspendRequestEncoder()
+            case SUSPEND, RESUME -> new SuspendRequestEncoder()
                 .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId)
-                .suspend(Ask.SUSPEND == ask ? io.lockstep.consensus.codecs.BooleanType.TRUE :
-                    io.lockstep.consensus.codecs.BooleanType.FALSE).encodedLength();
+                .suspend(Ask.SUSPEND == ask ? BooleanType.TRUE :
+                    BooleanType.FALSE).encodedLength();
         };
     }
 
@@ -453,9 +463,9 @@ public final class AdminClient implements AutoCloseable
      * not done in time.
      */
     public long changeMembership(
-        final io.lockstep.consensus.codecs.MembershipAction action, final int memberId, final long timeoutMs)
+        final MembershipAction action, final int memberId, final long timeoutMs)
     {
-        return askLeader(timeoutMs, () -> new io.lockstep.consensus.codecs.MembershipChangeRequestEncoder()
+        return askLeader(timeoutMs, () -> new MembershipChangeRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(++correlationId).action(action)
             .memberId(memberId).encodedLength());
     }
@@ -465,7 +475,7 @@ public final class AdminClient implements AutoCloseable
         return askLeader(timeoutMs, () -> encode(ask));
     }
 
-    private long askLeader(final long timeoutMs, final java.util.function.IntSupplier encode)
+    private long askLeader(final long timeoutMs, final IntSupplier encode)
     {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (System.nanoTime() < deadline)
@@ -538,7 +548,7 @@ public final class AdminClient implements AutoCloseable
         if (0 == work)
         {
             Thread.onSpinWait();
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+            LockSupport.parkNanos(50_000);
         }
     }
 
@@ -549,6 +559,8 @@ public final class AdminClient implements AutoCloseable
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
+    // Longer than the method bound: one case per response kind, each a few lines.
+    @SuppressWarnings("checkstyle:MethodLength")
     private void onMessage(final int from, final DirectBuffer msg, final int offset, final int length)
     {
         headerDecoder.wrap(msg, offset);
@@ -619,7 +631,7 @@ public final class AdminClient implements AutoCloseable
                 final PromoteResponseDecoder d = promoteDecoder;
                 final long since = d.sinceLeaderNs();
                 final PromoteAnswer answer = new PromoteAnswer(d.memberId(),
-                    io.lockstep.consensus.codecs.BooleanType.TRUE == d.accepted(), d.configEpoch(), d.voters(),
+                    BooleanType.TRUE == d.accepted(), d.configEpoch(), d.voters(),
                     d.learners(), d.term(), d.leaderId(), since, d.durablePosition(), d.lastTerm(),
                     d.primaryCommitSeen(), d.meanEntryBytes(), detailOf(d));
                 promoteAnswer = answer;
@@ -637,7 +649,7 @@ public final class AdminClient implements AutoCloseable
             for (final StatusResponseDecoder.PeersDecoder peer : statusDecoder.peers())
             {
                 partial.peers().add(new PeerLag(peer.memberId(),
-                    io.lockstep.consensus.codecs.BooleanType.TRUE == peer.voting(), peer.matchPosition(),
+                    BooleanType.TRUE == peer.voting(), peer.matchPosition(),
                     peer.lagBytes(), peer.lagNs()));
             }
             statuses.put(memberId, partial);

@@ -1,24 +1,26 @@
 package io.lockstep.consensus.tool;
 
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.MemberErrors;
 import io.lockstep.consensus.Membership;
-import java.time.Instant;
+import io.lockstep.consensus.codecs.MembershipAction;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
-
-import io.lockstep.cluster.transport.Member;
-
-import io.lockstep.consensus.codecs.Role;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Operator commands against a running cluster, given any member's config file (for the members list):
@@ -84,7 +86,7 @@ public final class ClusterTool
         final List<Member> members = config.members();
         if ("promote".equals(args[0]))
         {
-            return new Promotion(config, out, err).run(java.util.Arrays.asList(args).contains("--force"),
+            return new Promotion(config, out, err).run(Arrays.asList(args).contains("--force"),
                 option(args, "--timeout-ms", 30_000));
         }
         try (AdminClient client = new AdminClient(members, config.security().toolSecret(),
@@ -125,7 +127,7 @@ public final class ClusterTool
             return new Backup(client, config, out, err).run(Path.of(dir), null == member ? -1 :
                 Integer.parseInt(member));
         }
-        catch (final java.io.IOException | RuntimeException ex)
+        catch (final IOException | RuntimeException ex)
         {
             err.println("lockstep tool: backup failed: " + ex.getMessage());
             return 1;
@@ -413,8 +415,8 @@ public final class ClusterTool
                 result.logEnd(), result.stateHash());
             return 0;
         }
-        catch (final IllegalArgumentException | IllegalStateException | java.io.IOException |
-            io.lockstep.archive.ArchiveException ex)
+        catch (final IllegalArgumentException | IllegalStateException | IOException |
+            ArchiveException ex)
         {
             err.println("lockstep tool replay: " + ex.getMessage());
             return 1;
@@ -429,11 +431,11 @@ public final class ClusterTool
         final AdminClient client, final String command, final int id, final int timeoutMs, final PrintStream out,
         final PrintStream err)
     {
-        final io.lockstep.consensus.codecs.MembershipAction action = switch (command)
+        final MembershipAction action = switch (command)
         {
-            case "add-member" -> io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER;
-            case "promote-member" -> io.lockstep.consensus.codecs.MembershipAction.PROMOTE;
-            default -> io.lockstep.consensus.codecs.MembershipAction.REMOVE;
+            case "add-member" -> MembershipAction.ADD_LEARNER;
+            case "promote-member" -> MembershipAction.PROMOTE;
+            default -> MembershipAction.REMOVE;
         };
         final long position = client.changeMembership(action, id, timeoutMs);
         if (position < 0)

@@ -54,7 +54,8 @@ public final class LogReplay
      * @return what the replay reached.
      * @throws IllegalArgumentException if the target cannot be reached from what the directory holds.
      */
-    public static Result replay(final Path dataDir, final Supplier<ClusteredService> serviceFactory, final long toPosition)
+    public static Result replay(final Path dataDir, final Supplier<ClusteredService> serviceFactory,
+        final long toPosition)
         throws IOException
     {
         if (!Files.isDirectory(dataDir.resolve("log")))
@@ -69,7 +70,8 @@ public final class LogReplay
                     .durability(DurabilityPolicy.NONE).backgroundSyncIntervalMs(0));
                 FileSnapshotStorage storage = new FileSnapshotStorage(scratch))
             {
-                final long target = toPosition < 0 ? log.appendedPosition() : Math.min(toPosition, log.appendedPosition());
+                final long target = toPosition < 0 ? log.appendedPosition() : Math.min(toPosition,
+                    log.appendedPosition());
                 final SnapshotStorage.Loaded loaded = storage.loadLatest();
                 final boolean fromSnapshot = null != loaded && loaded.image().logPosition() <= target;
                 if (!fromSnapshot && log.startPosition() > 0)

@@ -1,6 +1,6 @@
 /**
  * The operator's view: {@code bin/lockstep tool} ({@link io.lockstep.consensus.tool.ClusterTool}: status, append,
- * step-down, snapshot) over a blocking {@link io.lockstep.consensus.tool.AdminClient} that speaks the member protocol
+ * step-down, snapshot) over a blocking {@link AdminClient} that speaks the member protocol
  * as a client.
  * <p>
  * Owns: waiting with deadlines on the wall clock, and key=value output scripts can read.

@@ -2,10 +2,10 @@ package io.lockstep.consensus.node;
 
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.cluster.client.ClusterClient;
@@ -266,7 +266,8 @@ class ClusterNodeBuilderTest
             }
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
         }
 

@@ -3,6 +3,13 @@ package io.lockstep.consensus.node;
 import io.lockstep.consensus.MemberMetrics;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,30 +19,31 @@ class MetricsServerTest
 {
     private final MemberMetrics metrics = new MemberMetrics();
 
+    @SuppressWarnings("try") // the server only has to be listening
     @Test
     void aClientThatSendsHalfARequestIsDroppedAfterTheTimeoutAndTheServerListensWhereItIsTold() throws Exception
     {
         final int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0))
+        try (ServerSocket free = new ServerSocket(0))
         {
             port = free.getLocalPort();
         }
         try (MetricsServer server = new MetricsServer(new MetricsSettings(port, "127.0.0.1", 1000), 3, metrics,
             () -> true, () -> { });
-            java.net.Socket slow = new java.net.Socket("127.0.0.1", port))
+            Socket slow = new Socket("127.0.0.1", port))
         {
             slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(
-                java.nio.charset.StandardCharsets.US_ASCII));
+                StandardCharsets.US_ASCII));
             slow.setSoTimeout(15_000);
             final long start = System.nanoTime();
             assertEquals(-1, slow.getInputStream().read(), "closed, never answered");
             final long waitedMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(waitedMs < 10_000, "dropped within the bound (and the server's 1 s sweep): " + waitedMs);
-            try (java.net.Socket other = new java.net.Socket())
+            try (Socket other = new Socket())
             {
-                assertThrows(java.io.IOException.class, () -> other.connect(new java.net.InetSocketAddress(
-                    java.net.InetAddress.getLocalHost().getHostAddress().equals("127.0.0.1") ? "127.0.0.2" :
-                    java.net.InetAddress.getLocalHost().getHostAddress(), port), 1000), "not on other addresses");
+                assertThrows(IOException.class, () -> other.connect(new InetSocketAddress(
+                    InetAddress.getLocalHost().getHostAddress().equals("127.0.0.1") ? "127.0.0.2" :
+                    InetAddress.getLocalHost().getHostAddress(), port), 1000), "not on other addresses");
             }
         }
     }
@@ -85,7 +93,8 @@ class MetricsServerTest
         metrics.set(MemberMetrics.OWES_LOST_FRAMES, 0);
         metrics.set(MemberMetrics.COMMIT_POSITION, 10 * 1024 * 1024);
         metrics.set(MemberMetrics.APPLIED_POSITION, 1024);
-        assertTrue(MetricsServer.notReadyReason(metrics).startsWith("applying: "), MetricsServer.notReadyReason(metrics));
+        assertTrue(MetricsServer.notReadyReason(metrics).startsWith("applying: "),
+            MetricsServer.notReadyReason(metrics));
         metrics.set(MemberMetrics.APPLIED_POSITION, 10 * 1024 * 1024 - 4096);
         assertNull(MetricsServer.notReadyReason(metrics));
     }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,7 +38,7 @@ class NodeConfigFuzzTest
     {
         Files.writeString(dir.resolve("cluster.secret"), "0123456789abcdef0123456789abcdef\n");
         Files.setPosixFilePermissions(dir.resolve("cluster.secret"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            PosixFilePermissions.fromString("rw-------"));
         final List<String> valid = List.of(
             "lockstep.member.id=0",
             "lockstep.members=0=127.0.0.1:9101,1=127.0.0.1:9102,2=127.0.0.1:9103",

@@ -1,13 +1,23 @@
 package io.lockstep.consensus.node;
 
-import io.lockstep.consensus.TimeoutProfile;
-
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.transport.ConnectionLimits;
+import io.lockstep.cluster.transport.DevCertificates;
+import io.lockstep.cluster.transport.LinkClass;
+import io.lockstep.consensus.TimeoutProfile;
+import io.lockstep.consensus.service.SessionLimits;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,7 +56,8 @@ class NodeConfigTest
     {
         assertEquals(0, NodeConfig.load(write(GOOD + "lockstep.log.purge.delay.ms=0\n"), new Properties())
             .purgeDelayMs());
-        assertError("lockstep.log.purge.delay.ms must be in [0, 60000], not -5", GOOD + "lockstep.log.purge.delay.ms=-5\n");
+        assertError("lockstep.log.purge.delay.ms must be in [0, 60000], not -5", GOOD
+            + "lockstep.log.purge.delay.ms=-5\n");
         assertError("lockstep.log.purge.delay.ms must be in [0, 60000], not 600000",
             GOOD + "lockstep.log.purge.delay.ms=600000\n");
     }
@@ -58,9 +69,9 @@ class NodeConfigTest
         overrides.setProperty("lockstep.idle.spins", "0");
         assertEquals(new IdleSettings("selector", 0, 1), NodeConfig.load(write(GOOD), overrides).idle());
         assertEquals("spin", NodeConfig.load(write(GOOD + "lockstep.idle=SPIN\n"), new Properties()).idle().strategy());
-        assertEquals(org.agrona.concurrent.BusySpinIdleStrategy.class, NodeConfig.load(write(GOOD +
+        assertEquals(BusySpinIdleStrategy.class, NodeConfig.load(write(GOOD +
             "lockstep.idle=spin\n"), new Properties()).idle().newIdleStrategy(null).getClass());
-        assertEquals(org.agrona.concurrent.YieldingIdleStrategy.class, NodeConfig.load(write(GOOD +
+        assertEquals(YieldingIdleStrategy.class, NodeConfig.load(write(GOOD +
             "lockstep.idle=yield\n"), new Properties()).idle().newIdleStrategy(null).getClass());
         assertError("lockstep.idle must be selector, yield or spin, not 'park'", GOOD + "lockstep.idle=park\n");
         assertError("lockstep.idle.yields must be a whole number in [0, 1000000], not '-1'",
@@ -74,7 +85,8 @@ class NodeConfigTest
         final String service = GOOD + "lockstep.service=io.lockstep.Example\n";
         assertEquals(new ThreadingSettings(true, "spin"), NodeConfig.load(write(service +
             "lockstep.threading=DEDICATED\nlockstep.service.idle=spin\n"), new Properties()).threading());
-        assertError("lockstep.threading must be shared or dedicated, not 'both'", service + "lockstep.threading=both\n");
+        assertError("lockstep.threading must be shared or dedicated, not 'both'", service
+            + "lockstep.threading=both\n");
         assertError("lockstep.service.idle must be park, yield or spin, not 'sleep'", service +
             "lockstep.threading=dedicated\nlockstep.service.idle=sleep\n");
         assertError("lockstep.threading=dedicated needs a service (lockstep.service)", GOOD +
@@ -119,17 +131,18 @@ class NodeConfigTest
         Files.writeString(dir.resolve("member.secret"), "0123456789abcdef0123456789abcdef\n");
         Files.writeString(dir.resolve("tool.secret"), "fedcba9876543210fedcba9876543210\n");
         Files.setPosixFilePermissions(dir.resolve("member.secret"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            PosixFilePermissions.fromString("rw-r--r--"));
         Files.setPosixFilePermissions(dir.resolve("tool.secret"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        final String both = GOOD + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=tool.secret\n";
+            PosixFilePermissions.fromString("rw-------"));
+        final String both = GOOD
+            + "lockstep.cluster.secret.file=member.secret\nlockstep.tool.secret.file=tool.secret\n";
         assertError("member.secret may be read or written by its group or others (rw-r--r--): chmod 600", both);
         final NodeConfig allowed = NodeConfig.load(write(both + "lockstep.secret.permissions.check=false\n"),
             new Properties());
         assertTrue(null != allowed.security().secret() && null != allowed.security().toolSecret());
 
         Files.setPosixFilePermissions(dir.resolve("member.secret"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            PosixFilePermissions.fromString("rw-------"));
         final SecuritySettings security = NodeConfig.load(write(both), new Properties()).security();
         assertTrue(security.warnings().stream().noneMatch(w -> w.contains("no tool is trusted")), security.warnings()
             .toString());
@@ -143,7 +156,7 @@ class NodeConfigTest
             "lockstep.cluster.secret.accept.file=next.secret\n");
         Files.writeString(dir.resolve("next.secret"), "00112233445566778899aabbccddeeff\n");
         Files.setPosixFilePermissions(dir.resolve("next.secret"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            PosixFilePermissions.fromString("rw-------"));
         assertTrue(null != NodeConfig.load(write(both + "lockstep.cluster.secret.accept.file=next.secret\n"),
             new Properties()).security().secret());
         final SecuritySettings noTool = NodeConfig.load(write(GOOD + "lockstep.cluster.secret.file=member.secret\n"),
@@ -155,7 +168,7 @@ class NodeConfigTest
     @Test
     void tlsKeysNameTheirMistakesAndAMemberNeedsACertificateOfItsOwn() throws Exception
     {
-        io.lockstep.cluster.transport.DevCertificates.write(dir.resolve("tls"), java.util.List.of("127.0.0.1"));
+        DevCertificates.write(dir.resolve("tls"), List.of("127.0.0.1"));
         final String files = "lockstep.tls.certificate.file=tls/member.pem\nlockstep.tls.key.file=tls/member.key\n" +
             "lockstep.tls.trust.file=tls/ca.pem\n";
 
@@ -164,11 +177,11 @@ class NodeConfigTest
         assertTrue(off.warnings().stream().anyMatch(w -> w.contains("TLS is OFF")), off.warnings().toString());
 
         final NodeConfig all = NodeConfig.load(write(GOOD + files + "lockstep.tls.links=all\n"), new Properties());
-        assertEquals(java.util.EnumSet.allOf(io.lockstep.cluster.transport.LinkClass.class), all.security().tls()
+        assertEquals(EnumSet.allOf(LinkClass.class), all.security().tls()
             .links());
         assertTrue(all.security().tls().files().hasIdentity());
         final long expiry = all.security().tls().expiry();
-        final long in825Days = java.time.Instant.now().plus(java.time.Duration.ofDays(825)).getEpochSecond();
+        final long in825Days = Instant.now().plus(Duration.ofDays(825)).getEpochSecond();
         assertTrue(Math.abs(expiry - in825Days) < 3600, "the development certificate's 825 days: " + expiry);
         assertEquals(0, TlsSettings.NONE.expiry());
         assertTrue(null != all.security().tls().forTools());
@@ -176,8 +189,8 @@ class NodeConfigTest
 
         final NodeConfig some = NodeConfig.load(write(GOOD + files + "lockstep.tls.links=standby, clients\n"),
             new Properties());
-        assertEquals(java.util.EnumSet.of(io.lockstep.cluster.transport.LinkClass.STANDBY,
-            io.lockstep.cluster.transport.LinkClass.CLIENTS), some.security().tls().links());
+        assertEquals(EnumSet.of(LinkClass.STANDBY,
+            LinkClass.CLIENTS), some.security().tls().links());
         assertTrue(some.security().warnings().stream().anyMatch(w -> w.equals("links in the clear: members,tools " +
             "(lockstep.tls.links=standby,clients)")), some.security().warnings().toString());
         assertEquals(null, some.security().tls().forTools(), "tools dial in the clear unless tools is named");
@@ -198,7 +211,7 @@ class NodeConfigTest
         assertError("TLS needs lockstep.tls.trust.file", GOOD + "lockstep.tls.links=members\n");
         assertError("tls/missing.pem", GOOD + files.replace("tls/ca.pem", "tls/missing.pem"));
         Files.setPosixFilePermissions(dir.resolve("tls/member.key"),
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+            PosixFilePermissions.fromString("rw-r-----"));
         assertError("member.key may be read or written by its group or others (rw-r-----): chmod 600", GOOD + files);
     }
 
@@ -206,17 +219,17 @@ class NodeConfigTest
     void clientAndMetricsBoundsAreKeysWithDefaults() throws Exception
     {
         final NodeConfig defaults = NodeConfig.load(write(GOOD), new Properties());
-        assertEquals(io.lockstep.cluster.transport.ConnectionLimits.DEFAULTS, defaults.security().limits());
-        assertEquals(io.lockstep.consensus.service.SessionLimits.DEFAULTS, defaults.security().sessionLimits());
+        assertEquals(ConnectionLimits.DEFAULTS, defaults.security().limits());
+        assertEquals(SessionLimits.DEFAULTS, defaults.security().sessionLimits());
         assertEquals(new MetricsSettings(0, "127.0.0.1", 5000), defaults.metrics());
         final NodeConfig set = NodeConfig.load(write(GOOD + "lockstep.client.connections.max=10\n" +
             "lockstep.client.handshakes.max=5\nlockstep.client.idle.timeout.ms=20000\n" +
             "lockstep.client.sessions.per.connection=2\nlockstep.client.sessions.per.principal=3\n" +
             "lockstep.client.session.opens.per.second=4\nlockstep.metrics.address=0.0.0.0\n" +
             "lockstep.client.buffers.max.bytes=2000000\n"), new Properties());
-        assertEquals(new io.lockstep.cluster.transport.ConnectionLimits(10, 5, 20_000_000_000L, 2_000_000),
+        assertEquals(new ConnectionLimits(10, 5, 20_000_000_000L, 2_000_000),
             set.security().limits());
-        assertEquals(new io.lockstep.consensus.service.SessionLimits(2, 3, 4), set.security().sessionLimits());
+        assertEquals(new SessionLimits(2, 3, 4), set.security().sessionLimits());
         assertEquals("0.0.0.0", set.metrics().address());
         assertError("lockstep.client.idle.timeout.ms must be at least 10000", GOOD +
             "lockstep.client.idle.timeout.ms=5000\n");

@@ -1,23 +1,27 @@
 package io.lockstep.consensus.service;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.consensus.log.MessageHeaderEncoder;
+import io.lockstep.consensus.log.NewLeadershipTermEncoder;
 import io.lockstep.consensus.log.SessionCloseEncoder;
 import io.lockstep.consensus.log.SessionMessageEncoder;
 import io.lockstep.consensus.log.SessionOpenEncoder;
 import io.lockstep.consensus.log.TimerEventEncoder;
 import io.lockstep.consensus.sim.SimLog;
 import org.agrona.DirectBuffer;
+import org.agrona.SemanticVersion;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -70,7 +74,8 @@ class ServiceContainerTest
             }
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
         }
 
@@ -193,7 +198,7 @@ class ServiceContainerTest
     @Test
     void entriesWrittenByAnotherMajorVersionAreRefusedNamingBothVersions()
     {
-        appendNewTerm(org.agrona.SemanticVersion.compose(1, 2, 0));
+        appendNewTerm(SemanticVersion.compose(1, 2, 0));
         writeLog();
         final ServiceContainer sameMajor = container(new VersionedService(1, 4, 0), new RecordingOutbox());
         while (sameMajor.apply(log.appendedPosition(), 4096) > 0)
@@ -201,10 +206,10 @@ class ServiceContainerTest
         }
         assertEquals(log.appendedPosition(), sameMajor.appliedPosition(), "1.2.0 entries apply on 1.4.0");
 
-        appendNewTerm(org.agrona.SemanticVersion.compose(2, 0, 0));
+        appendNewTerm(SemanticVersion.compose(2, 0, 0));
         log.flush();
         final ServiceContainer older = container(new VersionedService(1, 4, 0), new RecordingOutbox());
-        final IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(
+        final IllegalStateException refused = Assertions.assertThrows(
             IllegalStateException.class, () ->
             {
                 while (older.apply(log.appendedPosition(), 4096) > 0)
@@ -222,7 +227,7 @@ class ServiceContainerTest
 
         VersionedService(final int major, final int minor, final int patch)
         {
-            version = org.agrona.SemanticVersion.compose(major, minor, patch);
+            version = SemanticVersion.compose(major, minor, patch);
         }
 
         public int appVersion()
@@ -233,8 +238,8 @@ class ServiceContainerTest
 
     private void appendNewTerm(final int appVersion)
     {
-        append(io.lockstep.consensus.log.NewLeadershipTermEncoder.TEMPLATE_ID,
-            new io.lockstep.consensus.log.NewLeadershipTermEncoder().wrapAndApplyHeader(scratch, 0, header)
+        append(NewLeadershipTermEncoder.TEMPLATE_ID,
+            new NewLeadershipTermEncoder().wrapAndApplyHeader(scratch, 0, header)
                 .timestamp(++time).term(1).leaderId(0).appVersion(appVersion).encodedLength());
     }
 
@@ -258,14 +263,15 @@ class ServiceContainerTest
         timer(42);
         message(1, 2, "c");
         append(SessionCloseEncoder.TEMPLATE_ID, new SessionCloseEncoder().wrapAndApplyHeader(scratch, 0, header)
-            .timestamp(++time).sessionId(1).reason(io.lockstep.consensus.log.CloseReason.SERVICE_ACTION).encodedLength());
+            .timestamp(++time).sessionId(1).reason(io.lockstep.consensus.log.CloseReason.SERVICE_ACTION)
+            .encodedLength());
         message(1, 3, "late");       // after close: unknown session
         log.flush();
     }
 
     private void message(final long sessionId, final long sequence, final String text)
     {
-        final byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        final byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
         append(SessionMessageEncoder.TEMPLATE_ID, new SessionMessageEncoder().wrapAndApplyHeader(scratch, 0, header)
             .timestamp(++time).sessionId(sessionId).sequence(sequence).putPayload(bytes, 0, bytes.length)
             .encodedLength());

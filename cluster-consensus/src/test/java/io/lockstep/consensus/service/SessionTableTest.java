@@ -1,5 +1,6 @@
 package io.lockstep.consensus.service;
 
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
@@ -9,8 +10,8 @@ import static io.lockstep.consensus.service.SessionTable.Disposition.DUPLICATE;
 import static io.lockstep.consensus.service.SessionTable.Disposition.OUT_OF_ORDER;
 import static io.lockstep.consensus.service.SessionTable.Disposition.UNKNOWN_SESSION;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -103,7 +104,7 @@ class SessionTableTest
                 final long sequence = null == s ? 0 : s.appliedSequence() + random.nextInt(3) - 1;
                 if (APPLY == table.onMessage(id, sequence))
                 {
-                    table.get(id).egress().append(new org.agrona.concurrent.UnsafeBuffer(new byte[16]), 0, 16);
+                    table.get(id).egress().append(new UnsafeBuffer(new byte[16]), 0, 16);
                 }
             }
         }

@@ -3,13 +3,13 @@ package io.lockstep.consensus.sim;
 import io.lockstep.archive.ArchiveLog;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
-import io.lockstep.consensus.storage.ArchiveRaftLog;
-import io.lockstep.consensus.ConsensusAgent;
-import io.lockstep.consensus.ConsensusConfig;
-import io.lockstep.consensus.storage.FileElectionState;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.ConsensusAgent;
+import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.consensus.storage.FileElectionState;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -99,7 +99,8 @@ class ArchiveLogClusterTest
         final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
             SimCluster.HEARTBEAT_NS, MAX_BATCH - 1024, 64 * 1024, 1024);
         network.setUp(i, true);
-        agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i), new ArchiveRaftLog(log),
+        agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i),
+            new ArchiveRaftLog(log),
             new FileElectionState(memberDir), new Random(random.nextLong()));
     }
 

@@ -1,20 +1,28 @@
 package io.lockstep.consensus.sim;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.cluster.codecs.MessageHeaderDecoder;
+import io.lockstep.cluster.codecs.SessionConnectEncoder;
+import io.lockstep.cluster.codecs.SessionEventDecoder;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
+import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.consensus.MemoryElectionState;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.ConfigurationNoticeEncoder;
 import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.codecs.VoteEncoder;
 import io.lockstep.consensus.service.ServiceMember;
+import io.lockstep.consensus.service.SessionLimits;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -96,7 +104,8 @@ class ClientBehaviourTest
             }
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
         }
 
@@ -206,16 +215,16 @@ class ClientBehaviourTest
         final long sessionId = clientA.sessionId();
         final Transport impostor = network.transportFor(IMPOSTOR);
         final List<String> answers = new ArrayList<>();
-        final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
-            new io.lockstep.cluster.codecs.MessageHeaderDecoder();
-        final io.lockstep.cluster.codecs.SessionEventDecoder event = new io.lockstep.cluster.codecs.SessionEventDecoder();
+        final MessageHeaderDecoder header =
+            new MessageHeaderDecoder();
+        final SessionEventDecoder event = new SessionEventDecoder();
         // Guesses as an impostor would make them: none, zeros, and random bits; the session id is no secret.
         final long[][] guesses = { {0, 0}, {sessionId, sessionId}, {random.nextLong(), random.nextLong()} };
         for (final long[] guess : guesses)
         {
             final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
             final int length = io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
-                new io.lockstep.cluster.codecs.SessionConnectEncoder().wrapAndApplyHeader(out, 0,
+                new SessionConnectEncoder().wrapAndApplyHeader(out, 0,
                 new io.lockstep.cluster.codecs.MessageHeaderEncoder()).correlationId(77).resumeSessionId(sessionId)
                 .lastEgressSequence(-1).sessionSecretHigh(guess[0]).sessionSecretLow(guess[1])
                 .putCredentials(new byte[0], 0, 0).encodedLength();
@@ -226,7 +235,7 @@ class ClientBehaviourTest
                 impostor.poll(nowNs, (from, buffer, offset, l) ->
                 {
                     header.wrap(buffer, offset);
-                    if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                    if (SessionEventDecoder.TEMPLATE_ID == header.templateId())
                     {
                         event.wrapAndApplyHeader(buffer, offset, header);
                         answers.add(event.code() + " " + event.detail());
@@ -256,7 +265,7 @@ class ClientBehaviourTest
         runUntil(() -> clientA.isConnected() && leader() >= 0, "session open");
         for (final ServiceMember member : running)
         {
-            member.sessionLimits(new io.lockstep.consensus.service.SessionLimits(2, 4096, 3));
+            member.sessionLimits(new SessionLimits(2, 4096, 3));
         }
         final List<String> answers = new ArrayList<>();
         // Two opens a connection: the third is refused.
@@ -272,7 +281,7 @@ class ClientBehaviourTest
 
         for (final ServiceMember member : running)
         {
-            member.sessionLimits(new io.lockstep.consensus.service.SessionLimits(100, 4096, 100));
+            member.sessionLimits(new SessionLimits(100, 4096, 100));
         }
         // The table holds 16: clients A and B, the impostor's two, and twelve more; then it is full.
         String last = "";
@@ -293,25 +302,25 @@ class ClientBehaviourTest
         final int leader = leader();
         final int from = (leader + 1) % 3;
         final int named = (leader + 2) % 3;
-        final io.lockstep.consensus.MemberMetrics metrics = running[leader].consensus().metrics();
-        final long before = metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS);
+        final MemberMetrics metrics = running[leader].consensus().metrics();
+        final long before = metrics.get(MemberMetrics.FORGED_SENDERS);
         final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
         final long term = running[leader].consensus().term();
         // Sent on member "from"'s own connection, naming member "named" as the voter and the follower.
         final int vote = io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
-            new io.lockstep.consensus.codecs.VoteEncoder().wrapAndApplyHeader(out, 0,
+            new VoteEncoder().wrapAndApplyHeader(out, 0,
             new io.lockstep.consensus.codecs.MessageHeaderEncoder()).term(term).voterId(named).candidateTerm(term)
-            .granted(io.lockstep.consensus.codecs.BooleanType.TRUE)
-            .preVote(io.lockstep.consensus.codecs.BooleanType.FALSE).configEpoch(0).encodedLength();
+            .granted(BooleanType.TRUE)
+            .preVote(BooleanType.FALSE).configEpoch(0).encodedLength();
         assertTrue(network.transportFor(from).send(leader, out, 0, vote));
-        runUntil(() -> metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS) == before + 1,
+        runUntil(() -> metrics.get(MemberMetrics.FORGED_SENDERS) == before + 1,
             "the forged vote counted");
         final int notice = io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
-            new io.lockstep.consensus.codecs.ConfigurationNoticeEncoder().wrapAndApplyHeader(out, 0,
+            new ConfigurationNoticeEncoder().wrapAndApplyHeader(out, 0,
             new io.lockstep.consensus.codecs.MessageHeaderEncoder()).memberId(named).configEpoch(99)
             .voters(1L << from).learners(0).configVersion(0).encodedLength();
         assertTrue(network.transportFor(from).send(leader, out, 0, notice));
-        runUntil(() -> metrics.get(io.lockstep.consensus.MemberMetrics.FORGED_SENDERS) == before + 2,
+        runUntil(() -> metrics.get(MemberMetrics.FORGED_SENDERS) == before + 2,
             "the forged notice counted");
         runFor(TimeUnit.MILLISECONDS.toNanos(100));
         assertEquals(leader, leader(), "nothing changed: the same leader");
@@ -325,20 +334,20 @@ class ClientBehaviourTest
         final Transport raw = network.transportFor(IMPOSTOR);
         final UnsafeBuffer out = new UnsafeBuffer(new byte[128]);
         final int length = io.lockstep.cluster.codecs.MessageHeaderEncoder.ENCODED_LENGTH +
-            new io.lockstep.cluster.codecs.SessionConnectEncoder().wrapAndApplyHeader(out, 0,
+            new SessionConnectEncoder().wrapAndApplyHeader(out, 0,
             new io.lockstep.cluster.codecs.MessageHeaderEncoder()).correlationId(correlationId).resumeSessionId(-1)
             .lastEgressSequence(-1).putCredentials(new byte[0], 0, 0).encodedLength();
         assertTrue(raw.send(leader(), out, 0, length));
         final String[] answer = new String[1];
-        final io.lockstep.cluster.codecs.MessageHeaderDecoder header =
-            new io.lockstep.cluster.codecs.MessageHeaderDecoder();
-        final io.lockstep.cluster.codecs.SessionEventDecoder event = new io.lockstep.cluster.codecs.SessionEventDecoder();
+        final MessageHeaderDecoder header =
+            new MessageHeaderDecoder();
+        final SessionEventDecoder event = new SessionEventDecoder();
         runUntil(() ->
         {
             raw.poll(nowNs, (from, buffer, offset, l) ->
             {
                 header.wrap(buffer, offset);
-                if (io.lockstep.cluster.codecs.SessionEventDecoder.TEMPLATE_ID == header.templateId())
+                if (SessionEventDecoder.TEMPLATE_ID == header.templateId())
                 {
                     event.wrapAndApplyHeader(buffer, offset, header);
                     if (event.correlationId() == correlationId)
@@ -360,7 +369,8 @@ class ClientBehaviourTest
         final long closedAt = nowNs;
         assertTrue(clientA.close(), "the close request was sent");
         assertEquals(SessionClient.CLOSED, clientA.offer(new UnsafeBuffer(new byte[8]), 0, 8));
-        runUntil(() -> services[leader()].closes.contains(sessionId + " CLIENT_ACTION"), "the session closed by request");
+        runUntil(() -> services[leader()].closes.contains(sessionId + " CLIENT_ACTION"),
+            "the session closed by request");
         assertTrue(nowNs - closedAt < SESSION_TIMEOUT_NS / 2, "well before the session timeout");
     }
 
@@ -402,7 +412,8 @@ class ClientBehaviourTest
         {
             offer(clientA, i);
         }
-        runUntil(() -> clientA.ackedSequence() == 19 && leader() >= 0 && leader() != oldLeader, "all twenty, new leader");
+        runUntil(() -> clientA.ackedSequence() == 19 && leader() >= 0 && leader() != oldLeader,
+            "all twenty, new leader");
         assertEquals(sessionId, clientA.sessionId(), "the same session");
         final List<Long> expected = new ArrayList<>();
         for (long i = 0; i < 20; i++)
@@ -491,7 +502,8 @@ class ClientBehaviourTest
         final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
             SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
         final Transport transport = network.transportFor(i);
-        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, () -> nowNs, transport, logs[i], states[i],
+        final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, () -> nowNs, transport, logs[i],
+            states[i],
             new Random(random.nextLong()));
         services[i] = new FloodService();
         running[i] = new ServiceMember(consensus, transport, logs[i], services[i], SESSION_TIMEOUT_NS, 16,

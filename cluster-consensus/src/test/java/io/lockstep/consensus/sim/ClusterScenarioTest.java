@@ -1,5 +1,6 @@
 package io.lockstep.consensus.sim;
 
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.Role;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,8 @@ class ClusterScenarioTest
         cluster.network.partition(leader, 1);
 
         final long cutOffAt = cluster.nowNs();
-        cluster.runUntil(() -> Role.LEADER != cluster.agent(leader).role(), 20_000, false, "isolated leader steps down");
+        cluster.runUntil(() -> Role.LEADER != cluster.agent(leader).role(), 20_000, false,
+            "isolated leader steps down");
         assertTrue(cluster.nowNs() - cutOffAt < 3 * SimCluster.ELECTION_TIMEOUT_NS,
             "stepped down within the check-quorum timeout");
         cluster.runUntil(() -> cluster.leader() >= 0 && cluster.leader() != leader, 20_000, false,
@@ -61,11 +63,11 @@ class ClusterScenarioTest
         // The driver is cut off with the old leader, so the old leader takes appends it can never commit until
         // check-quorum deposes it.
         cluster.network.partition(oldLeader, 1);
-        cluster.network.partition(io.lockstep.cluster.transport.Transport.CLIENT_ENDPOINT_BASE, 1);
+        cluster.network.partition(Transport.CLIENT_ENDPOINT_BASE, 1);
         cluster.runUntil(() -> cluster.log(oldLeader).appendedPosition() > committed, 20_000, true,
             "isolated leader appends");
         final long uncommittedEnd = cluster.log(oldLeader).appendedPosition();
-        cluster.network.partition(io.lockstep.cluster.transport.Transport.CLIENT_ENDPOINT_BASE, 0);
+        cluster.network.partition(Transport.CLIENT_ENDPOINT_BASE, 0);
         cluster.runUntil(() -> cluster.leader() >= 0 && cluster.leader() != oldLeader &&
             cluster.historyEnd() > cluster.log(oldLeader).appendedPosition() + 1024, 40_000, true,
             "the majority commits past the old leader's log");
@@ -212,7 +214,8 @@ class ClusterScenarioTest
         cluster.runUntil(() -> cluster.driver.acked.size() >= ackedBefore + 200, 40_000, true, "200 more appends");
         cluster.runUntil(cluster::converged, 20_000, false, "the standbys hold everything");
         final long relayed = cluster.network.bytesSent(leader, 3) - toRelay;
-        final long direct = cluster.network.bytesSent(leader, 4) - toFour + cluster.network.bytesSent(leader, 5) - toFive;
+        final long direct = cluster.network.bytesSent(leader, 4) - toFour + cluster.network.bytesSent(leader,
+            5) - toFive;
         assertTrue(relayed > 200 * 64, "the relay is sent the log: " + relayed);
         assertTrue(direct < relayed / 10, "the other standbys are fed by the relay, not the leader: " + direct +
             " bytes direct against " + relayed + " to the relay");

@@ -45,7 +45,8 @@ class ClusterSimulationTest
             {
                 final long failedSeed = seed;
                 throw new AssertionError("simulation failed (" + SeedReplay.again(
-                    () -> new Simulation(failedSeed, members).run(steps)) + "); replay: mvn -pl cluster-consensus test " +
+                    () -> new Simulation(failedSeed, members).run(steps))
+                        + "); replay: mvn -pl cluster-consensus test " +
                     "-Dtest=ClusterSimulationTest -Dlockstep.sim.seed=" + seed + " -Dlockstep.sim.steps=" + steps, t);
             }
             totalSteps += simulation.steps();

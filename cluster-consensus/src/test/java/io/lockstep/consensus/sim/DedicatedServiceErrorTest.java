@@ -1,10 +1,10 @@
 package io.lockstep.consensus.sim;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import org.agrona.DirectBuffer;
@@ -54,7 +54,8 @@ class DedicatedServiceErrorTest
         {
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
         }
 

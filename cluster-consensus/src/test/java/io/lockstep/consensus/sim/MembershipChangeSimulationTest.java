@@ -53,7 +53,8 @@ class MembershipChangeSimulationTest
                     SeedReplay.again(() -> runOne(failedSeed)) + ")", t);
             }
         }
-        System.out.printf("membership simulation: %d seeds, %d changes asked for, %d taken by a leader, one leader per " +
+        System.out.printf("membership simulation: %d seeds, %d changes asked for, %d taken by a leader, one leader " +
+            "per " +
             "term, every message applied once%n", seeds, totals[0], totals[1]);
     }
 
@@ -87,7 +88,8 @@ class MembershipChangeSimulationTest
         }
         cluster.healAndStartAll();
         int s = 0;
-        while (!(cluster.membersAgree() && ZoneLossSimulationTest.idleAll(senders) && null != cluster.leaderMembership()))
+        while (!(cluster.membersAgree() && ZoneLossSimulationTest.idleAll(senders)
+            && null != cluster.leaderMembership()))
         {
             assertTrue(++s < 60_000, "seed " + seed + ": did not settle" + cluster.describe() +
                 " leader membership " + (null == cluster.leaderMembership() ? "none" :

@@ -1,30 +1,23 @@
 package io.lockstep.consensus.sim;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
-import io.lockstep.consensus.ConsensusAgent;
-import io.lockstep.consensus.ConsensusConfig;
-import io.lockstep.consensus.MemoryElectionState;
-import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.Transport;
 import io.lockstep.cluster.client.SessionClient;
-import io.lockstep.consensus.service.ServiceMember;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
-import org.agrona.concurrent.NoOpIdleStrategy;
+import org.agrona.collections.LongHashSet;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -36,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bounces and partitions. A service that sees any session's messages applied twice or out of order fails the run;
  * members at the same applied position must hold the same service state; at the end every message every client sent
  * is applied exactly once on every member, and every client received its echoes in order. Seeds: replay one with
- * {@code -Dlockstep.sessions.seed=N}; more with {@code -Dlockstep.sessions.seeds=N} (default 2000; 200 once missed two bugs that 2,500 found).
+ * {@code -Dlockstep.sessions.seed=N}; more with {@code -Dlockstep.sessions.seeds=N} (default 2000; 200 once missed two
+ * bugs that 2,500 found).
  */
 class SessionSimulationTest
 {
@@ -61,7 +55,7 @@ class SessionSimulationTest
         /** Log time of the last entry this instance saw: it must never go back. */
         long lastTimestamp = Long.MIN_VALUE;
         /** Timers fired by this instance (each has its deadline as its id): none may fire twice. */
-        final org.agrona.collections.LongHashSet firedTimers = new org.agrona.collections.LongHashSet();
+        final LongHashSet firedTimers = new LongHashSet();
 
         private void checkTime(final long timestamp)
         {
@@ -137,7 +131,8 @@ class SessionSimulationTest
             }
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
             checkTime(timestamp);
             // Delivered exactly once, in the order offered, whatever leader appended it.
@@ -155,7 +150,8 @@ class SessionSimulationTest
             checkTime(timestamp);
             if (timestamp < correlationId)
             {
-                throw new AssertionError("timer fired at log time " + timestamp + ", before its deadline " + correlationId);
+                throw new AssertionError("timer fired at log time " + timestamp + ", before its deadline "
+                    + correlationId);
             }
             if (!firedTimers.add(correlationId))
             {
@@ -356,7 +352,7 @@ class SessionSimulationTest
     }
 
     /** Timers fired across all runs, on every member (each checked at or after its deadline, once). */
-    private static final java.util.concurrent.atomic.AtomicLong TIMERS_FIRED = new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong TIMERS_FIRED = new AtomicLong();
 
     /** Totals over the seeds of the snapshot run: taken, installed, fallbacks, highest log start. */
     private static final long[] SNAPSHOT_STATS = new long[4];

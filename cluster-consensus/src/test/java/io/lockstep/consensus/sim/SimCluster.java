@@ -1,19 +1,20 @@
 package io.lockstep.consensus.sim;
 
 import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.LogClock;
 import io.lockstep.consensus.LogEntryType;
 import io.lockstep.consensus.MemoryElectionState;
-import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongArrayList;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -131,7 +132,7 @@ final class SimCluster
     static boolean[] allVoting(final int count)
     {
         final boolean[] voting = new boolean[count];
-        java.util.Arrays.fill(voting, true);
+        Arrays.fill(voting, true);
         return voting;
     }
 

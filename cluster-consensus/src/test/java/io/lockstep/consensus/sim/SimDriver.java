@@ -6,6 +6,7 @@ import io.lockstep.consensus.codecs.ClientAppendAckDecoder;
 import io.lockstep.consensus.codecs.ClientAppendEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.consensus.codecs.TransferLeadershipEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -77,8 +78,8 @@ final class SimDriver
      */
     boolean requestTransfer(final int leader, final int target)
     {
-        final io.lockstep.consensus.codecs.TransferLeadershipEncoder transfer =
-            new io.lockstep.consensus.codecs.TransferLeadershipEncoder();
+        final TransferLeadershipEncoder transfer =
+            new TransferLeadershipEncoder();
         transfer.wrapAndApplyHeader(buffer, 0, headerEncoder).correlationId(-1).targetMemberId(target);
         return transport.send(leader, buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + transfer.encodedLength());
     }

@@ -101,7 +101,8 @@ final class Simulation
         final int roll = cluster.random.nextInt(1000) / intensity;
         // Half the time the fault is aimed at a leader: that is where elections, conflicts and catch-up happen.
         final int leader = cluster.leader();
-        final int i = leader >= 0 && cluster.random.nextBoolean() ? leader : cluster.random.nextInt(cluster.memberCount);
+        final int i = leader >= 0 && cluster.random.nextBoolean() ? leader
+            : cluster.random.nextInt(cluster.memberCount);
         if (roll < 4 && cluster.isUp(i))
         {
             cluster.crash(i);

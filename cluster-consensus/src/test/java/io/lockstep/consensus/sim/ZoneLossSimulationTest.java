@@ -1,13 +1,15 @@
 package io.lockstep.consensus.sim;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.consensus.Membership;
+import io.lockstep.consensus.codecs.MembershipAction;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
@@ -112,7 +114,8 @@ class ZoneLossSimulationTest
             writer.append(out, 0, out.capacity());
         }
 
-        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        public void onServiceMessage(final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
         {
         }
 
@@ -337,23 +340,23 @@ class ZoneLossSimulationTest
         {
             return 0;
         }
-        final io.lockstep.consensus.Membership m = cluster.member(leader).consensus().membership();
+        final Membership m = cluster.member(leader).consensus().membership();
         for (int i = SimServiceCluster.MEMBERS; i < cluster.memberIds().length; i++)
         {
             if (m.isMember(i) && cluster.removed(i))
             {
-                tool.ask(io.lockstep.consensus.codecs.MembershipAction.REMOVE, i);
+                tool.ask(MembershipAction.REMOVE, i);
                 return 0;
             }
             if (!m.isMember(i))
             {
                 cluster.wipe(i);
-                tool.ask(io.lockstep.consensus.codecs.MembershipAction.ADD_LEARNER, i);
+                tool.ask(MembershipAction.ADD_LEARNER, i);
                 return 1;
             }
             if (m.isLearner(i))
             {
-                tool.ask(io.lockstep.consensus.codecs.MembershipAction.PROMOTE, i);
+                tool.ask(MembershipAction.PROMOTE, i);
                 return 0;
             }
         }

@@ -1,7 +1,6 @@
 package io.lockstep.consensus.storage;
 
 import io.lockstep.consensus.ElectionStateStore;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

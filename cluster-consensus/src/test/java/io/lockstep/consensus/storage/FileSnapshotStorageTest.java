@@ -1,10 +1,9 @@
 package io.lockstep.consensus.storage;
 
-import io.lockstep.consensus.SnapshotImage;
-import io.lockstep.consensus.SnapshotStorage;
-
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.RecordingLog;
+import io.lockstep.consensus.SnapshotImage;
+import io.lockstep.consensus.SnapshotStorage;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -179,7 +179,7 @@ class FileSnapshotStorageTest
         {
             final byte[] bytes = new byte[length];
             buffer.getBytes(offset, bytes);
-            result.add(java.util.Arrays.toString(bytes));
+            result.add(Arrays.toString(bytes));
         });
         return result;
     }

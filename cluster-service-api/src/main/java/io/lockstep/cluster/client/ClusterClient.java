@@ -1,5 +1,6 @@
 package io.lockstep.cluster.client;
 
+import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.LinkClass;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;
@@ -11,6 +12,7 @@ import org.agrona.concurrent.SystemNanoClock;
 
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -134,7 +136,7 @@ public final class ClusterClient implements AutoCloseable
 
     private static TcpTransport tcp(final List<Member> members, final TlsFiles tls)
     {
-        io.lockstep.cluster.JvmOptions.check();
+        JvmOptions.check();
         // 1 MiB bounds one message either way; every connection holds buffers of a few times that.
         final TcpTransport transport = new TcpTransport(-1, members, 1024 * 1024);
         if (null != tls)
@@ -161,11 +163,11 @@ public final class ClusterClient implements AutoCloseable
         final Transport transport, final int[] memberIds, final EgressListener listener, final NanoClock clock,
         final Settings settings)
     {
-        io.lockstep.cluster.JvmOptions.check();
-        return new ClusterClient(java.util.Objects.requireNonNull(transport, "transport"),
-            java.util.Objects.requireNonNull(memberIds, "memberIds").clone(),
-            java.util.Objects.requireNonNull(listener, "listener"), java.util.Objects.requireNonNull(clock, "clock"),
-            java.util.Objects.requireNonNull(settings, "settings"), new byte[0]);
+        JvmOptions.check();
+        return new ClusterClient(Objects.requireNonNull(transport, "transport"),
+            Objects.requireNonNull(memberIds, "memberIds").clone(),
+            Objects.requireNonNull(listener, "listener"), Objects.requireNonNull(clock, "clock"),
+            Objects.requireNonNull(settings, "settings"), new byte[0]);
     }
 
     /**
@@ -264,7 +266,7 @@ public final class ClusterClient implements AutoCloseable
         final Settings settings, final byte[] credentials, final TlsFiles tls)
     {
         return new ClusterClient(members, listener, new SystemNanoClock(), settings, credentials,
-            java.util.Objects.requireNonNull(tls, "tls"));
+            Objects.requireNonNull(tls, "tls"));
     }
 
     /**

@@ -1,7 +1,7 @@
 /**
  * The cluster client: one session kept across leader failovers, exactly once
- * ({@link io.lockstep.cluster.client.ClusterClient}, over the duty-cycle
- * {@link io.lockstep.cluster.client.SessionClient} that the simulation drives too).
+ * ({@link ClusterClient}, over the duty-cycle
+ * {@link SessionClient} that the simulation drives too).
  * <p>
  * Never: blocks inside {@code poll()}, throws for back pressure, or hides lost egress (a gap is reported).
  */

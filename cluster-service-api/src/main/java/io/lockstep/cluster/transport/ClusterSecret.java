@@ -1,7 +1,5 @@
 package io.lockstep.cluster.transport;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -9,9 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * A secret proved at connect without being sent: the member secret members prove to each other, or the tool secret
@@ -72,12 +75,12 @@ public final class ClusterSecret
     public static ClusterSecret writeNew(final Path file) throws IOException
     {
         final byte[] bytes = new byte[32];
-        new java.security.SecureRandom().nextBytes(bytes);
-        final String text = java.util.HexFormat.of().formatHex(bytes);
+        new SecureRandom().nextBytes(bytes);
+        final String text = HexFormat.of().formatHex(bytes);
         Files.writeString(file, text + "\n", StandardCharsets.US_ASCII);
         try
         {
-            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         }
         catch (final UnsupportedOperationException ignore)
         {

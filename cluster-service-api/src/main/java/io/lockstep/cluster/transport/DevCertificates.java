@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.Key;
@@ -115,7 +116,7 @@ public final class DevCertificates
                 "rw-------")));
             Files.writeString(keyFile, pem("PRIVATE KEY", privateKey(member, password)), StandardCharsets.US_ASCII);
             Files.writeString(dir.resolve(CERTIFICATE), Files.readString(signed) + Files.readString(authority));
-            Files.copy(authority, dir.resolve(AUTHORITY), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(authority, dir.resolve(AUTHORITY), StandardCopyOption.REPLACE_EXISTING);
         }
         finally
         {

@@ -14,6 +14,7 @@ import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.security.interfaces.RSAKey;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -143,9 +144,10 @@ final class PemFiles
     static void checkPair(final PrivateKey key, final X509Certificate certificate, final Path keyFile,
         final Path certificateFile) throws IOException
     {
-        if (key instanceof java.security.interfaces.RSAKey rsa && rsa.getModulus().bitLength() < MIN_RSA_BITS)
+        if (key instanceof RSAKey rsa && rsa.getModulus().bitLength() < MIN_RSA_BITS)
         {
-            throw new IOException(keyFile + " holds an RSA key of " + rsa.getModulus().bitLength() + " bits: at least " +
+            throw new IOException(keyFile + " holds an RSA key of " + rsa.getModulus().bitLength()
+                + " bits: at least " +
                 MIN_RSA_BITS + ", or an EC key");
         }
         final String algorithm = switch (key.getAlgorithm())

@@ -82,7 +82,8 @@ public final class SelectorIdleStrategy implements IdleStrategy
      * @param maxYields yields before waiting in the selector.
      * @param maxWaitMs longest wait in the selector (at least 1).
      */
-    public SelectorIdleStrategy(final TcpTransport transport, final int maxSpins, final int maxYields, final long maxWaitMs)
+    public SelectorIdleStrategy(final TcpTransport transport, final int maxSpins, final int maxYields,
+        final long maxWaitMs)
     {
         this(transport::awaitReady, maxSpins, maxYields, maxWaitMs);
     }

@@ -25,7 +25,8 @@ class EndpointsTest
         for (final String bad : new String[]{ "10.0.1.1:9101", "0=10.0.1.1", "0=:9101", "x=h:1", "0=h:0", "0=h:70000",
             "0=h:1,0=g:2", "-1=h:1", "0=h:" })
         {
-            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> Endpoints.parse(bad));
+            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, ()
+                -> Endpoints.parse(bad));
             assertTrue(ex.getMessage().contains("is not id=host:port"), bad + ": " + ex.getMessage());
         }
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Endpoints.parse(" , "))

@@ -4,8 +4,10 @@ import io.lockstep.cluster.codecs.BooleanFlag;
 import io.lockstep.cluster.codecs.HelloEncoder;
 import io.lockstep.cluster.codecs.HelloProofEncoder;
 import io.lockstep.cluster.codecs.HelloReplyEncoder;
+import io.lockstep.cluster.codecs.IngressEncoder;
 import io.lockstep.cluster.codecs.KeepAliveEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
+import io.lockstep.cluster.codecs.SessionEventCode;
 import io.lockstep.cluster.codecs.SessionEventDecoder;
 import io.lockstep.cluster.codecs.SessionEventEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -20,7 +22,9 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -53,7 +57,7 @@ class TcpTransportHostileInputTest
             new Member(1, "127.0.0.1", 1, true));
         member = new TcpTransport(0, members, 1 << 20, 1 << 16, ClusterSecret.of(new byte[32]),
             ClientProtocolShapes.create()).problemListener(problems::add)
-            .toolSecret(ClusterSecret.of("a-tool-secret-for-this-test".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+            .toolSecret(ClusterSecret.of("a-tool-secret-for-this-test".getBytes(StandardCharsets.US_ASCII)));
     }
 
     @AfterEach
@@ -132,7 +136,7 @@ class TcpTransportHostileInputTest
             bytes.writeBytes(frame(keepAlive()));
         }
         final byte[] cut = keepAlive();
-        bytes.writeBytes(frame(java.util.Arrays.copyOf(cut, cut.length - 1)));
+        bytes.writeBytes(frame(Arrays.copyOf(cut, cut.length - 1)));
         for (int i = 0; i < 50; i++)
         {
             bytes.writeBytes(frame(keepAlive()));
@@ -225,7 +229,7 @@ class TcpTransportHostileInputTest
             // A tool has slots of its own: with the client slots full, it still gets in.
             final TcpTransport tool = new TcpTransport(-1, List.of(new Member(0, "127.0.0.1", port, true)), 0,
                 1 << 16, ClusterSecret.of("a-tool-secret-for-this-test".getBytes(
-                java.nio.charset.StandardCharsets.US_ASCII)), ClientProtocolShapes.create());
+                StandardCharsets.US_ASCII)), ClientProtocolShapes.create());
             try
             {
                 final long toolDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -290,7 +294,7 @@ class TcpTransportHostileInputTest
     {
         member.limits(new ConnectionLimits(64, 64, TimeUnit.SECONDS.toNanos(30), 1024 * 1024));
         final UnsafeBuffer ingress = new UnsafeBuffer(new byte[8 + 16 + 4 + 60_000]);
-        new io.lockstep.cluster.codecs.IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
+        new IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
             .sequence(1).putPayload(new byte[60_000], 0, 60_000);
         final List<Socket> clients = new ArrayList<>();
         try
@@ -301,7 +305,7 @@ class TcpTransportHostileInputTest
                 final Socket socket = new Socket("127.0.0.1", port);
                 clients.add(socket);
                 socket.getOutputStream().write(frame(hello(-1, false)));
-                socket.getOutputStream().write(java.util.Arrays.copyOf(frame(ingress.byteArray()), 4));
+                socket.getOutputStream().write(Arrays.copyOf(frame(ingress.byteArray()), 4));
                 pollFor(5);
             }
             assertEquals(40, member.clientConnections(), problems.toString());
@@ -309,7 +313,7 @@ class TcpTransportHostileInputTest
             // Sending the bytes grows each buffer to 64 KiB: about 18 fit a 1 MiB budget, the rest are closed.
             for (final Socket socket : clients)
             {
-                socket.getOutputStream().write(java.util.Arrays.copyOfRange(frame(ingress.byteArray()), 4,
+                socket.getOutputStream().write(Arrays.copyOfRange(frame(ingress.byteArray()), 4,
                     4 + ingress.capacity()));
                 pollFor(5);
             }
@@ -333,7 +337,7 @@ class TcpTransportHostileInputTest
     {
         final byte[] payload = new byte[60_000];
         final UnsafeBuffer ingress = new UnsafeBuffer(new byte[8 + 16 + 4 + payload.length]);
-        new io.lockstep.cluster.codecs.IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
+        new IngressEncoder().wrapAndApplyHeader(ingress, 0, header).sessionId(1)
             .sequence(1).putPayload(payload, 0, payload.length);
         final List<Integer> lengths = new ArrayList<>();
         try (Socket socket = new Socket("127.0.0.1", port))
@@ -371,7 +375,7 @@ class TcpTransportHostileInputTest
             new KeepAliveEncoder().wrapAndApplyHeader(new UnsafeBuffer(new byte[4]), 0, header));
         assertFalse(DecoderFaults.isDecoderFault(fromEncoder, shapes), "an encoder overflowing is a broken invariant");
         final RuntimeException fromEnum = assertThrows(IllegalArgumentException.class, () ->
-            io.lockstep.cluster.codecs.SessionEventCode.get((short)77));
+            SessionEventCode.get((short)77));
         assertTrue(DecoderFaults.isDecoderFault(fromEnum, shapes), "an unknown enum value is the message's");
         assertFalse(DecoderFaults.isDecoderFault(new IllegalStateException("mine"), shapes));
     }

@@ -1,5 +1,7 @@
 package io.lockstep.cluster.transport;
 
+import io.lockstep.cluster.codecs.BooleanFlag;
+import io.lockstep.cluster.codecs.HelloEncoder;
 import io.lockstep.cluster.codecs.IngressDecoder;
 import io.lockstep.cluster.codecs.IngressEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
@@ -12,17 +14,30 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.KeyStore;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,7 +65,7 @@ class TcpTransportTlsTest
 
     private final List<TcpTransport> transports = new ArrayList<>();
     /** Written by the transports' listeners and by the peers' threads ({@link #beside}), read by the test. */
-    private final List<String> problems = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<String> problems = new CopyOnWriteArrayList<>();
     private final List<byte[]> received = new ArrayList<>();
     private final List<Integer> senders = new ArrayList<>();
     private long clockOffsetNs;
@@ -226,13 +241,13 @@ class TcpTransportTlsTest
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
         // Ten genuine ClientHellos, all waiting before the member's next poll.
-        final javax.net.ssl.SSLContext context = trustingContext(certs);
-        final List<java.net.Socket> sockets = new ArrayList<>();
+        final SSLContext context = trustingContext(certs);
+        final List<Socket> sockets = new ArrayList<>();
         try
         {
             for (int i = 0; i < 10; i++)
             {
-                final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                final Socket socket = new Socket("127.0.0.1", members.get(0).port());
                 sockets.add(socket);
                 socket.getOutputStream().write(clientHello(context));
             }
@@ -253,42 +268,42 @@ class TcpTransportTlsTest
         }
         finally
         {
-            for (final java.net.Socket socket : sockets)
+            for (final Socket socket : sockets)
             {
                 socket.close();
             }
         }
     }
 
-    private static int answered(final List<java.net.Socket> sockets) throws IOException
+    private static int answered(final List<Socket> sockets) throws IOException
     {
         int answered = 0;
-        for (final java.net.Socket socket : sockets)
+        for (final Socket socket : sockets)
         {
             answered += socket.getInputStream().available() > 0 ? 1 : 0;
         }
         return answered;
     }
 
-    private static byte[] clientHello(final javax.net.ssl.SSLContext context) throws IOException
+    private static byte[] clientHello(final SSLContext context) throws IOException
     {
-        final javax.net.ssl.SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
+        final SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
         engine.setUseClientMode(true);
-        final java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(java.nio.ByteBuffer.allocate(0), out);
+        final ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(ByteBuffer.allocate(0), out);
         out.flip();
         final byte[] hello = new byte[out.remaining()];
         out.get(hello);
         return hello;
     }
 
-    private static javax.net.ssl.SSLContext trustingContext(final Path from) throws Exception
+    private static SSLContext trustingContext(final Path from) throws Exception
     {
-        final javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLSv1.3");
-        final java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+        final SSLContext context = SSLContext.getInstance("TLSv1.3");
+        final KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("ca", PemFiles.certificates(from.resolve(DevCertificates.AUTHORITY)).get(0));
-        final javax.net.ssl.TrustManagerFactory factory = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
+        final TrustManagerFactory factory = TrustManagerFactory.getInstance("PKIX");
         factory.init(trust);
         context.init(null, factory.getTrustManagers(), null);
         return context;
@@ -314,7 +329,7 @@ class TcpTransportTlsTest
         };
         for (final byte[] bytes : notTls)
         {
-            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port))
+            try (Socket socket = new Socket("127.0.0.1", port))
             {
                 socket.getOutputStream().write(bytes);
                 awaitClosed(socket, m);
@@ -326,7 +341,7 @@ class TcpTransportTlsTest
         assertTrue(problems.stream().noneMatch(p -> p.contains("no handshake within")), problems.toString());
 
         // The first two bytes in separate writes: still told apart, and the handshake goes on.
-        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port))
+        try (Socket socket = new Socket("127.0.0.1", port))
         {
             final byte[] hello = clientHello(trustingContext(certs));
             socket.getOutputStream().write(hello, 0, 1);
@@ -342,8 +357,8 @@ class TcpTransportTlsTest
         }
 
         // A genuine TLS link, then frames that are garbage: the same checks as in the clear.
-        final javax.net.ssl.SSLContext context = trustingContext(certs);
-        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)context.getSocketFactory()
+        final SSLContext context = trustingContext(certs);
+        try (SSLSocket socket = (SSLSocket)context.getSocketFactory()
             .createSocket("127.0.0.1", port))
         {
             final Thread handshake = new Thread(() ->
@@ -368,7 +383,7 @@ class TcpTransportTlsTest
         pumpUntil(() -> 1 == m.clientConnections(), m, client);
     }
 
-    private void awaitClosed(final java.net.Socket socket, final TcpTransport member) throws IOException
+    private void awaitClosed(final Socket socket, final TcpTransport member) throws IOException
     {
         socket.setSoTimeout(1);
         final long deadline = System.nanoTime() + TIMEOUT_NS;
@@ -383,11 +398,11 @@ class TcpTransportTlsTest
                     return;
                 }
             }
-            catch (final java.net.SocketTimeoutException ex)
+            catch (final SocketTimeoutException ex)
             {
                 // Still open.
             }
-            catch (final java.net.SocketException ex)
+            catch (final SocketException ex)
             {
                 return;
             }
@@ -408,12 +423,12 @@ class TcpTransportTlsTest
         };
         for (final byte[] opening : openings)
         {
-            final List<java.net.Socket> sockets = new ArrayList<>();
+            final List<Socket> sockets = new ArrayList<>();
             try
             {
                 for (int i = 0; i < 20; i++)
                 {
-                    final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                    final Socket socket = new Socket("127.0.0.1", members.get(0).port());
                     sockets.add(socket);
                     socket.getOutputStream().write(opening);
                     pump(m);
@@ -428,7 +443,7 @@ class TcpTransportTlsTest
             }
             finally
             {
-                for (final java.net.Socket socket : sockets)
+                for (final Socket socket : sockets)
                 {
                     socket.close();
                 }
@@ -443,12 +458,12 @@ class TcpTransportTlsTest
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
-        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+        try (SSLSocket socket = (SSLSocket)trustingContext(certs).getSocketFactory()
             .createSocket())
         {
             socket.setReceiveBufferSize(4096);
             socket.setSoLinger(true, 0);
-            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            socket.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
             final Thread hello = beside("the client's hello failed: ", () ->
             {
                 socket.startHandshake();
@@ -496,11 +511,11 @@ class TcpTransportTlsTest
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
-        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+        try (SSLSocket socket = (SSLSocket)trustingContext(certs).getSocketFactory()
             .createSocket())
         {
             socket.setSoLinger(true, 0);
-            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            socket.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
             // Closed by the member is what the test waits for: no problem of its own.
             final Thread flood = beside(null, () ->
             {
@@ -533,8 +548,8 @@ class TcpTransportTlsTest
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS))
             .limits(new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26));
         final byte[] hello = clientHello(trustingContext(certs));
-        final List<java.net.Socket> flood = new ArrayList<>();
-        try (java.net.Socket genuine = new java.net.Socket("127.0.0.1", members.get(0).port()))
+        final List<Socket> flood = new ArrayList<>();
+        try (Socket genuine = new Socket("127.0.0.1", members.get(0).port()))
         {
             // Half a ClientHello: the engine is not asked to look at it, so it takes none of the poll's share.
             genuine.getOutputStream().write(hello, 0, hello.length / 2);
@@ -553,13 +568,14 @@ class TcpTransportTlsTest
             // Now connections that send only a record's first two bytes, or one whole record that holds only the
             // first four bytes of a ClientHello, twenty of each, four times the room there is: none of them has
             // said anything the engine could act on, so they are the ones evicted, and the connection that did stays.
-            final byte[][] openings = { { 0x16, 0x03 }, { 0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x01, (byte)0xaf } };
+            final byte[][] openings = { { 0x16, 0x03 }, { 0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x01,
+                (byte)0xaf } };
             for (final byte[] opening : openings)
             {
-                final List<java.net.Socket> round = new ArrayList<>();
+                final List<Socket> round = new ArrayList<>();
                 for (int i = 0; i < 20; i++)
                 {
-                    final java.net.Socket socket = new java.net.Socket("127.0.0.1", members.get(0).port());
+                    final Socket socket = new Socket("127.0.0.1", members.get(0).port());
                     flood.add(socket);
                     round.add(socket);
                     socket.getOutputStream().write(opening);
@@ -575,7 +591,7 @@ class TcpTransportTlsTest
         }
         finally
         {
-            for (final java.net.Socket socket : flood)
+            for (final Socket socket : flood)
             {
                 socket.close();
             }
@@ -588,13 +604,13 @@ class TcpTransportTlsTest
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS));
         final int updates = 200;
-        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+        try (SSLSocket socket = (SSLSocket)trustingContext(certs).getSocketFactory()
             .createSocket();
-            javax.net.ssl.SSLSocket genuine = (javax.net.ssl.SSLSocket)trustingContext(certs).getSocketFactory()
+            SSLSocket genuine = (SSLSocket)trustingContext(certs).getSocketFactory()
                 .createSocket())
         {
-            socket.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
-            genuine.connect(new java.net.InetSocketAddress("127.0.0.1", members.get(0).port()));
+            socket.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
+            genuine.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
             final Thread client = beside("client: ", () ->
             {
                 genuine.startHandshake();
@@ -643,10 +659,10 @@ class TcpTransportTlsTest
     private static byte[] ingressFrame(final byte[] payload)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4 + 64 + payload.length]);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new io.lockstep.cluster.codecs.IngressEncoder()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new IngressEncoder()
             .wrapAndApplyHeader(buffer, 4, new MessageHeaderEncoder()).sessionId(1).sequence(0)
             .putPayload(payload, 0, payload.length).encodedLength();
-        buffer.putInt(0, length, java.nio.ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(0, length, ByteOrder.LITTLE_ENDIAN);
         final byte[] frame = new byte[4 + length];
         buffer.getBytes(0, frame);
         return frame;
@@ -662,20 +678,21 @@ class TcpTransportTlsTest
     private static byte[] clientHelloFrame(final boolean tool)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new io.lockstep.cluster.codecs.HelloEncoder()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new HelloEncoder()
             .wrapAndApplyHeader(buffer, 4, new MessageHeaderEncoder()).memberId(-1).segmentLength(0)
-            .authenticate(tool ? io.lockstep.cluster.codecs.BooleanFlag.TRUE : io.lockstep.cluster.codecs.BooleanFlag.FALSE)
+            .authenticate(tool ? BooleanFlag.TRUE
+                : BooleanFlag.FALSE)
             .putNonce(new byte[16], 0, 16).encodedLength();
-        buffer.putInt(0, length, java.nio.ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(0, length, ByteOrder.LITTLE_ENDIAN);
         final byte[] frame = new byte[4 + length];
         buffer.getBytes(0, frame);
         return frame;
     }
 
-    private static int closed(final List<java.net.Socket> sockets) throws IOException
+    private static int closed(final List<Socket> sockets) throws IOException
     {
         int closed = 0;
-        for (final java.net.Socket socket : sockets)
+        for (final Socket socket : sockets)
         {
             socket.setSoTimeout(1);
             try
@@ -689,11 +706,11 @@ class TcpTransportTlsTest
                     }
                 }
             }
-            catch (final java.net.SocketTimeoutException ex)
+            catch (final SocketTimeoutException ex)
             {
                 // Open, and nothing (more) to read.
             }
-            catch (final java.net.SocketException ex)
+            catch (final SocketException ex)
             {
                 closed++;
             }
@@ -739,7 +756,7 @@ class TcpTransportTlsTest
 
         // A trust file replaced by something that is not a certificate file at all: reported without reading it.
         final Path oversized = live.resolve("oversized.pem");
-        try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(oversized.toFile(), "rw"))
+        try (RandomAccessFile file = new RandomAccessFile(oversized.toFile(), "rw"))
         {
             file.setLength(PemFiles.MAX_FILE_BYTES + 1);
         }

@@ -4,7 +4,6 @@ import io.lockstep.cluster.codecs.IngressDecoder;
 import io.lockstep.cluster.codecs.IngressEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -14,6 +13,7 @@ import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.Security;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -63,7 +63,7 @@ class TlsKeyUpdateTest
     /** The exchange, in a JVM whose key limit is lowered before any TLS class loads. */
     public static void main(final String[] args) throws Exception
     {
-        java.security.Security.setProperty("jdk.tls.keyLimits",
+        Security.setProperty("jdk.tls.keyLimits",
             "AES/GCM/NoPadding KeyUpdate 2^16, ChaCha20-Poly1305 KeyUpdate 2^16");
         final Path dir = Path.of(args[0]);
         final TlsFiles files = TlsFiles.load(dir.resolve(DevCertificates.CERTIFICATE), dir.resolve(DevCertificates.KEY),
@@ -79,7 +79,8 @@ class TlsKeyUpdateTest
         final TcpTransport.MessageHandler handler = (endpoint, buffer, offset, length) ->
         {
             final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, offset);
-            final IngressDecoder ingress = new IngressDecoder().wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH,
+            final IngressDecoder ingress = new IngressDecoder().wrap(buffer, offset
+                + MessageHeaderDecoder.ENCODED_LENGTH,
                 header.blockLength(), header.version());
             outOfOrder[0] |= ingress.sequence() != last[endpoint] + 1;
             last[endpoint] = ingress.sequence();

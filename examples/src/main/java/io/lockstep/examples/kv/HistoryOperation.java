@@ -5,7 +5,9 @@ import java.util.Map;
 
 /**
  * One operation of a key-value client's history, as one JSON line:
- * {@code {"client":3,"op":"cas","key":"k1","expected":"v7","value":"v8","call":123,"return":456,"status":"ok","output":"true"}}.
+ * {@code
+ * {"client":3,"op":"cas","key":"k1","expected":"v7","value":"v8","call":123,"return":456,"status":"ok",
+ * "output":"true"}}.
  * Status {@code ok}: completed with this output; {@code fail}: definitely not applied; {@code info}: outcome unknown
  * (it may have taken effect at any time after its call, or never). A get of a missing key outputs {@code ""}.
  *
@@ -96,7 +98,8 @@ public record HistoryOperation(
         }
         try
         {
-            return new HistoryOperation(Integer.parseInt(required(fields, "client", line)), required(fields, "op", line),
+            return new HistoryOperation(Integer.parseInt(required(fields, "client", line)), required(fields, "op",
+                line),
                 required(fields, "key", line), fields.get("expected"), fields.get("value"),
                 Long.parseLong(required(fields, "call", line)), Long.parseLong(required(fields, "return", line)),
                 required(fields, "status", line), fields.get("output"));

@@ -1,10 +1,10 @@
 package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.examples.kv.codecs.KvOp;
@@ -69,7 +69,8 @@ public final class KeyValueService implements ClusteredService
             snapshot.readOne((buffer, offset, length) ->
             {
                 wrapSnapshotHeader(buffer, offset, KvSnapshotEntryDecoder.TEMPLATE_ID);
-                entry.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+                entry.wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+                    header.version());
                 final String key = entry.key();
                 store.put(key, entry.value());
             });
@@ -98,7 +99,8 @@ public final class KeyValueService implements ClusteredService
     }
 
     public void onSessionMessage(
-        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
     {
         if (length < MessageHeaderDecoder.ENCODED_LENGTH)
         {

@@ -98,7 +98,8 @@ final class EngineSnapshot
      *
      * @param newBook makes the book for an instrument.
      */
-    void read(final SnapshotReader reader, final Int2ObjectHashMap<OrderBook> books, final IntFunction<OrderBook> newBook)
+    void read(final SnapshotReader reader, final Int2ObjectHashMap<OrderBook> books,
+        final IntFunction<OrderBook> newBook)
     {
         final int[] state = new int[3];
         reader.readOne((b, o, l) ->

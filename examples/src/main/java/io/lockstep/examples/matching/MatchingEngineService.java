@@ -1,10 +1,10 @@
 package io.lockstep.examples.matching;
 
 import io.lockstep.cluster.ClientSession;
+import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.Cluster;
 import io.lockstep.cluster.ClusterRole;
 import io.lockstep.cluster.ClusteredService;
-import io.lockstep.cluster.CloseReason;
 import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.cluster.SnapshotWriter;
 import io.lockstep.examples.matching.codecs.CancelOrderDecoder;
@@ -60,7 +60,8 @@ public final class MatchingEngineService implements ClusteredService, ExecutionL
     }
 
     public void onSessionMessage(
-        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
     {
         if (length < MessageHeaderDecoder.ENCODED_LENGTH)
         {

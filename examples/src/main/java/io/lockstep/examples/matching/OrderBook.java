@@ -4,6 +4,7 @@ import org.agrona.collections.Long2ObjectHashMap;
 
 import java.util.ArrayDeque;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -175,7 +176,7 @@ public final class OrderBook
     public long stateHash()
     {
         long h = 0xcbf29ce484222325L;
-        for (final TreeMap<Long, ArrayDeque<Order>> side : java.util.List.of(bids, asks))
+        for (final TreeMap<Long, ArrayDeque<Order>> side : List.of(bids, asks))
         {
             for (final Map.Entry<Long, ArrayDeque<Order>> level : side.entrySet())
             {
@@ -204,7 +205,7 @@ public final class OrderBook
      */
     public void forEachOrder(final OrderVisitor visitor)
     {
-        for (final TreeMap<Long, ArrayDeque<Order>> side : java.util.List.of(bids, asks))
+        for (final TreeMap<Long, ArrayDeque<Order>> side : List.of(bids, asks))
         {
             for (final ArrayDeque<Order> level : side.values())
             {

@@ -26,7 +26,8 @@ public final class TotalService implements ClusteredService
     }
 
     public void onSessionMessage(
-        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset, final int length)
+        final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
+            final int length)
     {
         if (length != Long.BYTES)
         {

@@ -5,10 +5,11 @@ import org.w3c.dom.Document;
 import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
+import javax.xml.parsers.DocumentBuilderFactory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -46,7 +47,7 @@ class BomTest
             modules.add(listed.item(i).getTextContent().trim());
         }
         modules.removeAll(NOT_LIBRARIES);
-        assertEquals(new java.util.TreeSet<>(modules), new java.util.TreeSet<>(managed),
+        assertEquals(new TreeSet<>(modules), new TreeSet<>(managed),
             "the artifacts the BOM manages against the reactor's library modules");
     }
 

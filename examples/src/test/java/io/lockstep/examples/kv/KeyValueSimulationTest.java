@@ -146,7 +146,8 @@ class KeyValueSimulationTest
                 final long failedSeed = seed;
                 throw new AssertionError("key-value simulation failed (" + SeedReplay.again(
                     () -> runOne(failedSeed, failedSeed % 2 == 0)) + "); replay: mvn -pl examples -am test " +
-                    "-Dsurefire.failIfNoSpecifiedTests=false -Dtest=KeyValueSimulationTest -Dlockstep.kv.seed=" + seed, t);
+                    "-Dsurefire.failIfNoSpecifiedTests=false -Dtest=KeyValueSimulationTest -Dlockstep.kv.seed=" + seed,
+                        t);
             }
             progress.seedDone(seed);
         }

@@ -19,7 +19,8 @@ class OrderBookTest
             reports.add("accepted " + orderId + " " + side + " " + quantity + "@" + price);
         }
 
-        public void onFill(final long orderId, final long price, final long quantity, final long leaves, final long contra)
+        public void onFill(final long orderId, final long price, final long quantity, final long leaves,
+            final long contra)
         {
             reports.add("fill " + orderId + " " + quantity + "@" + price + " leaves " + leaves + " vs " + contra);
         }
@@ -163,7 +164,8 @@ class OrderBookTest
             final int op = random.nextInt(10);
             if (op < 7)
             {
-                b.newOrder(id, random.nextBoolean() ? Side.BUY : Side.SELL, 95 + random.nextInt(11), 1 + random.nextInt(20));
+                b.newOrder(id, random.nextBoolean() ? Side.BUY : Side.SELL, 95 + random.nextInt(11), 1
+                    + random.nextInt(20));
             }
             else if (op < 9)
             {

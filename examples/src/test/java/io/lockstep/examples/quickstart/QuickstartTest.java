@@ -44,7 +44,8 @@ class QuickstartTest
             StandardCharsets.US_ASCII)), ports);
         final List<Long> totals = new ArrayList<>();
         try (ClusterClient client = ClusterClient.connect("0=127.0.0.1:" + ports[0] + ",1=127.0.0.1:" + ports[1] +
-            ",2=127.0.0.1:" + ports[2], (sessionId, sequence, buffer, offset, length) -> totals.add(buffer.getLong(offset))))
+            ",2=127.0.0.1:" + ports[2], (sessionId, sequence, buffer, offset, length)
+                -> totals.add(buffer.getLong(offset))))
         {
             assertTrue(client.awaitConnected(30_000), "connected: " + client.closeReason());
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
