@@ -65,6 +65,7 @@ public final class SimServiceCluster
     private final int egressBufferBytes;
     private long nowNs = TimeUnit.SECONDS.toNanos(1);
     private long snapshotsTaken;
+    private final FaultCounts faults = new FaultCounts();
 
     /**
      * @param seed      the run's seed: the same seed replays the same run.
@@ -297,13 +298,23 @@ public final class SimServiceCluster
         // With a zone loss planned the standbys are the only copies left, so they are spared this fault (it is a
         // second failure beyond the zone's loss, which no replication scheme survives).
         final boolean spared = noDiskDamage || (zoneLossPlanned && i >= MEMBERS);
-        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes && !spared);
+        final boolean damage = random.nextInt(4) == 0 && !otherOwes && !spared;
+        logs[i] = logs[i].afterCrash(random, damage);
         storages[i] = storages[i].afterCrash();
+        faults.crashes++;
+        faults.diskDamage += damage ? 1 : 0;
         if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
         {
             // The newest snapshot rots while the member is down: it must fall back to the one before.
             storages[i].corruptNewest(logs[i].startPosition());
+            faults.rottenSnapshots++;
         }
+    }
+
+    /** @return the faults this run has injected so far, by class. */
+    public FaultCounts faults()
+    {
+        return faults;
     }
 
     /**
@@ -521,18 +532,22 @@ public final class SimServiceCluster
         {
             crash(i);
             start(i);
+            faults.restarts++;
         }
         else if (roll < 16 && null == running[i] && !gone[i])
         {
             start(i);
+            faults.restarts++;
         }
         else if (roll < 19)
         {
             network.partition(i, 1);
+            faults.partitions++;
         }
         else if (roll < 21)
         {
             wallClocks[i].step(random);
+            faults.clockSteps++;
         }
         else if (roll < 24)
         {
@@ -544,10 +559,12 @@ public final class SimServiceCluster
                 case 1 -> network.cut(i, j);
                 default -> network.flap(i, j);
             }
+            faults.brokenLinks++;
         }
         else if (roll < 29)
         {
             network.healAll();
+            faults.heals++;
         }
     }
 

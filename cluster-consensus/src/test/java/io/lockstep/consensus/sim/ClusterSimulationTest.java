@@ -6,6 +6,8 @@ import org.junit.jupiter.api.Test;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 /**
  * Runs the cluster simulation over many seeds. Replay one: {@code -Dlockstep.sim.seed=N}; run more:
  * {@code -Dlockstep.sim.seeds=N}; longer fault phases: {@code -Dlockstep.sim.steps=N}.
@@ -63,5 +65,11 @@ class ClusterSimulationTest
             "flapping links, %d clock steps, %d leaders elected, %d acknowledged appends, %.1f s, %.0f seeds/s%n",
             seeds, first, totalSteps, crashes, partitions, asymmetric, clockSteps, elections, acked, seconds,
             seeds / seconds);
+        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur.
+        assertTrue(crashes > 0, "no member crashed in " + seeds + " seeds");
+        assertTrue(partitions > 0, "no partition in " + seeds + " seeds");
+        assertTrue(asymmetric > 0, "no one-way, cut or flapping link in " + seeds + " seeds");
+        assertTrue(clockSteps > 0, "no clock step in " + seeds + " seeds");
+        assertTrue(elections > seeds, "about one election per seed at least: " + elections + " in " + seeds);
     }
 }

@@ -324,6 +324,7 @@ class SessionSimulationTest
         final long first = null != fixed ? Long.parseLong(fixed) : Long.getLong("lockstep.sessions.firstSeed", 1);
         final String name = "session simulation" + (snapshots ? " with snapshots" : "");
         final SeedProgress progress = new SeedProgress(name);
+        FAULTS.set(new FaultCounts());
         long messages = 0;
         for (long seed = first; seed < first + seeds; seed++)
         {
@@ -349,7 +350,21 @@ class SessionSimulationTest
             (snapshots ? "; snapshots taken " + SNAPSHOT_STATS[0] + ", installs " + SNAPSHOT_STATS[1] +
             ", fallbacks past a damaged snapshot " + SNAPSHOT_STATS[2] + ", purges reaching " + SNAPSHOT_STATS[3] +
             " bytes" : ""));
+        final FaultCounts faults = FAULTS.get();
+        System.out.println(name + ": faults injected: " + faults);
+        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur.
+        assertTrue(faults.crashes() > 0 && faults.restarts() > 0 && faults.diskDamage() > 0, "crashes: " + faults);
+        assertTrue(faults.partitions() > 0 && faults.brokenLinks() > 0 && faults.heals() > 0, "network: " + faults);
+        assertTrue(faults.clockSteps() > 0, "clock steps: " + faults);
+        if (snapshots)
+        {
+            assertTrue(faults.rottenSnapshots() > 0 && SNAPSHOT_STATS[2] > 0, "rotten snapshots: " + faults);
+            assertTrue(SNAPSHOT_STATS[1] > 0, "no snapshot was installed from a leader");
+        }
     }
+
+    /** Faults injected across the seeds of the current run, by class. */
+    private static final ThreadLocal<FaultCounts> FAULTS = new ThreadLocal<>();
 
     /** Timers fired across all runs, on every member (each checked at or after its deadline, once). */
     private static final AtomicLong TIMERS_FIRED = new AtomicLong();
@@ -385,6 +400,10 @@ class SessionSimulationTest
                 SNAPSHOT_STATS[3] = Math.max(SNAPSHOT_STATS[3], run.cluster.log(i).startPosition());
             }
             SNAPSHOT_STATS[0] += run.cluster.snapshotsTaken();
+        }
+        if (null != FAULTS.get())
+        {
+            FAULTS.get().add(run.cluster.faults());
         }
         for (int i = 0; i < MEMBERS; i++)
         {

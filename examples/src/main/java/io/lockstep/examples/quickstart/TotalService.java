@@ -27,7 +27,7 @@ public final class TotalService implements ClusteredService
 
     public void onSessionMessage(
         final ClientSession session, final long timestamp, final DirectBuffer buffer, final int offset,
-            final int length)
+        final int length)
     {
         if (length != Long.BYTES)
         {
