@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,6 +34,14 @@ class DistributionIT
         final Path tarball = root.resolve("target/dist/lockstep-0.1.0-SNAPSHOT.tar.gz");
         assertTrue(Files.isRegularFile(tarball), dist.output());
         assertEquals(0, run(dir, List.of("tar", "xzf", tarball.toString()), 60).exitCode());
+        try (Stream<Path> jars = Files.list(dir.resolve("lockstep-0.1.0-SNAPSHOT/lib")))
+        {
+            // What a member runs: no test kit, simulation, JUnit or Testcontainers.
+            final List<String> names = jars.map(p -> p.getFileName().toString()).toList();
+            assertTrue(names.stream().anyMatch(n -> n.startsWith("cluster-consensus-")), names.toString());
+            assertTrue(names.stream().noneMatch(n -> n.startsWith("testkit-") || n.startsWith("simulation-") ||
+                n.startsWith("junit-") || n.startsWith("testcontainers-")), names.toString());
+        }
         final Path home = dir.resolve("lockstep-0.1.0-SNAPSHOT");
         final String launcher = home.resolve("bin/lockstep").toString();
         assertEquals(0, run(home, List.of(launcher, "secret", "config/cluster.secret"), 30).exitCode());

@@ -8,6 +8,7 @@ import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -259,6 +260,24 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
+     * This JVM's class path less the test kit's and the simulation's own jars: a member never holds those (inside a
+     * Maven build they are directories of classes, which members may keep: they are not what a user deploys).
+     */
+    static String memberClassPath()
+    {
+        final StringBuilder cp = new StringBuilder();
+        for (final String entry : System.getProperty("java.class.path").split(File.pathSeparator))
+        {
+            final String name = Path.of(entry).getFileName().toString();
+            if (!name.startsWith("testkit-") && !name.startsWith("simulation-"))
+            {
+                cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
+            }
+        }
+        return cp.toString();
+    }
+
+    /**
      * Start a member and wait (up to 30 s) for its ready line.
      */
     public void start(final int i) throws IOException, InterruptedException
@@ -281,7 +300,7 @@ public final class LocalCluster implements AutoCloseable
                 command.add(arg.replace("{id}", Integer.toString(i)));
             }
         }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+        command.addAll(List.of("-cp", memberClassPath(),
             isStandby(i) ? "io.lockstep.standby.StandbyNode" : ClusterNode.class.getName(), "--config",
             config(i).toString()));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();

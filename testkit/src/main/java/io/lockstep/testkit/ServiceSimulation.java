@@ -5,9 +5,9 @@ import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.client.SessionClient;
 import io.lockstep.consensus.node.ClusterNode;
-import io.lockstep.consensus.sim.SeedProgress;
-import io.lockstep.consensus.sim.SeedReplay;
-import io.lockstep.consensus.sim.SimServiceCluster;
+import io.lockstep.simulation.SeedProgress;
+import io.lockstep.simulation.SeedReplay;
+import io.lockstep.simulation.SimServiceCluster;
 
 import java.util.Random;
 import java.util.concurrent.TimeUnit;

@@ -1,14 +1,14 @@
 package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.client.SessionClient;
-import io.lockstep.consensus.sim.SeedProgress;
-import io.lockstep.consensus.sim.SeedReplay;
-import io.lockstep.consensus.sim.SimServiceCluster;
 import io.lockstep.examples.kv.codecs.KvOp;
 import io.lockstep.examples.kv.codecs.KvRequestEncoder;
 import io.lockstep.examples.kv.codecs.KvResponseDecoder;
 import io.lockstep.examples.kv.codecs.MessageHeaderDecoder;
 import io.lockstep.examples.kv.codecs.MessageHeaderEncoder;
+import io.lockstep.simulation.SeedProgress;
+import io.lockstep.simulation.SeedReplay;
+import io.lockstep.simulation.SimServiceCluster;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,0 +1,331 @@
+package io.lockstep.simulation;
+
+import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.BlockHandler;
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.consensus.RaftLog;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+
+import java.util.Random;
+import java.util.function.LongUnaryOperator;
+
+import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.POSITION_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
+import static io.lockstep.archive.FrameDescriptor.alignedLength;
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+
+/**
+ * An in-memory log in archive-log's frame layout, with crash semantics: what a flush made durable survives; frames
+ * still pending are lost, except that a crash may land in the middle of a flush and leave a prefix of them (the
+ * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable.
+ * <p>
+ * Disk damage: {@link #afterCrash(Random, boolean)} can also lose durable frames (a bit flip, a lost or misdirected
+ * write found on restart): recovery cuts the log at the first bad frame, and, as archive-log does, the promise
+ * (the durable end the member may have acknowledged) survives apart from the data.
+ */
+public final class SimLog implements RaftLog
+{
+    private final int maxBatchLength;
+    private final ExpandableArrayBuffer data;
+    private long pending;
+    private long appended;
+    private long durable;
+    private long start;
+    private long startTerm;
+    private long pendingLastTerm;
+    private long promisedPosition;
+    private long promisedTerm;
+    /** Frames lost to damage by crashes of this log's history (for the run's summary). */
+    long damagedCuts;
+
+    public SimLog(final int maxBatchLength)
+    {
+        this(maxBatchLength, new ExpandableArrayBuffer(64 * 1024), 0);
+    }
+
+    private SimLog(final int maxBatchLength, final ExpandableArrayBuffer data, final long end)
+    {
+        this.maxBatchLength = maxBatchLength;
+        this.data = data;
+        this.pending = end;
+        this.appended = end;
+        this.durable = end;
+    }
+
+    /**
+     * @return the log as a restarted member finds it after a crash of this one.
+     */
+    SimLog afterCrash(final Random random)
+    {
+        return afterCrash(random, false);
+    }
+
+    /**
+     * @param damage true to also lose durable frames: the log is cut at a frame where damage was found on restart,
+     *               half the time among the last few KiB (recent entries, the ones not yet everywhere), half the time
+     *               anywhere.
+     * @return the log as a restarted member finds it after a crash of this one.
+     */
+    SimLog afterCrash(final Random random, final boolean damage)
+    {
+        long end = durable;
+        if (pending > durable && random.nextBoolean())
+        {
+            // Crash during the flush of the pending batch: a prefix of its frames reached the disk.
+            end = frameBoundaryAtOrBelow(durable, durable + (long)(random.nextDouble() * (pending - durable)));
+        }
+        if (damage && durable > start)
+        {
+            final long from = random.nextBoolean() ? Math.max(start, durable - 4096) : start;
+            end = frameBoundaryAtOrBelow(start, from + (long)(random.nextDouble() * (durable - from)));
+        }
+        final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
+        copy.putBytes(0, data, 0, (int)end);
+        final SimLog recovered = new SimLog(maxBatchLength, copy, end);
+        // Purges and resets are durable when they return, and so is the promise (kept apart from the data).
+        recovered.start = start;
+        recovered.startTerm = startTerm;
+        recovered.pendingLastTerm = recovered.termOfFrameEndingAt(end);
+        recovered.promisedPosition = promisedPosition;
+        recovered.promisedTerm = promisedTerm;
+        recovered.damagedCuts = damagedCuts + (end < durable && damage ? 1 : 0);
+        return recovered;
+    }
+
+    /**
+     * @return the last frame boundary at or below a target, walking frames from a boundary.
+     */
+    private long frameBoundaryAtOrBelow(final long from, final long target)
+    {
+        long p = from;
+        while (p < target)
+        {
+            final long next = p + alignedLength(data.getInt((int)p, LITTLE_ENDIAN));
+            if (next > target)
+            {
+                break;
+            }
+            p = next;
+        }
+        return p;
+    }
+
+    private long termOfFrameEndingAt(final long end)
+    {
+        long term = startTerm;
+        for (long p = start; p < end; p += alignedLength(data.getInt((int)p, LITTLE_ENDIAN)))
+        {
+            term = data.getLong((int)p + TERM_OFFSET, LITTLE_ENDIAN);
+        }
+        return term;
+    }
+
+    /**
+     * @return true if this log lost frames it promised and has not got them back yet.
+     */
+    boolean owesPromisedFrames()
+    {
+        return promisedTerm > pendingLastTerm || (promisedTerm == pendingLastTerm && promisedPosition > pending);
+    }
+
+    public long promisedPosition()
+    {
+        return promisedPosition;
+    }
+
+    public long promisedTerm()
+    {
+        return promisedTerm;
+    }
+
+    DirectBuffer buffer()
+    {
+        return data;
+    }
+
+    public long startPosition()
+    {
+        return start;
+    }
+
+    public long startTerm()
+    {
+        return startTerm;
+    }
+
+    /** Purges in units of {@link #PURGE_UNIT} bytes, as archive-log does in segments. */
+    static final int PURGE_UNIT = 4096;
+
+    public long purge(final long position, final LongUnaryOperator termAt)
+    {
+        long target = position - position % PURGE_UNIT;
+        target = Math.min(target, appended);
+        if (target <= start)
+        {
+            return start;
+        }
+        // Move to a frame boundary at or below the target: the log starts at a frame.
+        final long p = frameBoundaryAtOrBelow(start, target);
+        if (p <= start)
+        {
+            return start;
+        }
+        startTerm = termAt.applyAsLong(p);
+        start = p;
+        // What is purged is gone: poison it so a read below the start shows up as garbage in the checks.
+        data.setMemory(0, (int)p, (byte)0x5A);
+        return start;
+    }
+
+    public void reset(final long position, final long term)
+    {
+        if (pending != appended)
+        {
+            throw new IllegalStateException("flush before resetting");
+        }
+        data.checkLimit((int)position);
+        data.setMemory(0, (int)Math.min(data.capacity(), Math.max(position, pending)), (byte)0x5A);
+        start = position;
+        startTerm = term;
+        pendingLastTerm = term;
+        pending = position;
+        appended = position;
+        durable = position;
+    }
+
+    public long pendingPosition()
+    {
+        return pending;
+    }
+
+    public long appendedPosition()
+    {
+        return appended;
+    }
+
+    public long durablePosition()
+    {
+        return durable;
+    }
+
+    public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        final int frameLength = HEADER_LENGTH + length;
+        final int aligned = alignedLength(frameLength);
+        if (pending - appended + aligned > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+        final int at = (int)pending;
+        data.setMemory(at, aligned, (byte)0);
+        data.putInt(at, frameLength, LITTLE_ENDIAN);
+        data.putLong(at + TERM_OFFSET, term, LITTLE_ENDIAN);
+        data.putLong(at + POSITION_OFFSET, pending, LITTLE_ENDIAN);
+        data.putInt(at + TYPE_OFFSET, frameType, LITTLE_ENDIAN);
+        data.putBytes(at + HEADER_LENGTH, buffer, offset, length);
+        pending += aligned;
+        pendingLastTerm = term;
+        return pending;
+    }
+
+    public long appendFrames(final DirectBuffer buffer, final int offset, final int length)
+    {
+        long position = pending;
+        for (int o = offset; o < offset + length; )
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            if (frameLength < HEADER_LENGTH || o + alignedLength(frameLength) > offset + length ||
+                buffer.getLong(o + POSITION_OFFSET, LITTLE_ENDIAN) != position)
+            {
+                throw new ArchiveException(ArchiveException.Reason.CORRUPT_FRAME, null, position,
+                    "bad replicated frame");
+            }
+            o += alignedLength(frameLength);
+            position += alignedLength(frameLength);
+        }
+        if (pending - appended + length > maxBatchLength)
+        {
+            return BACK_PRESSURED;
+        }
+        data.putBytes((int)pending, buffer, offset, length);
+        for (int o = offset; o < offset + length; o += alignedLength(buffer.getInt(o, LITTLE_ENDIAN)))
+        {
+            pendingLastTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
+        }
+        pending += length;
+        return pending;
+    }
+
+    public long flush()
+    {
+        appended = pending;
+        durable = pending;
+        if (pendingLastTerm > promisedTerm || (pendingLastTerm == promisedTerm && durable > promisedPosition))
+        {
+            promisedPosition = durable;
+            promisedTerm = pendingLastTerm;
+        }
+        return durable;
+    }
+
+    public void truncate(final long position)
+    {
+        if (pending != appended)
+        {
+            throw new IllegalStateException("flush before truncating");
+        }
+        if (position > appended || position < start)
+        {
+            throw new IllegalArgumentException("truncate " + position + " beyond " + appended);
+        }
+        pending = position;
+        appended = position;
+        durable = Math.min(durable, position);
+        pendingLastTerm = termOfFrameEndingAt(position);
+    }
+
+    public int readBlock(final long position, final long limitPosition, final int maxBytes, final BlockHandler handler)
+    {
+        if (position < start)
+        {
+            throw new ArchiveException(ArchiveException.Reason.PURGED, null, position, "log starts at " + start);
+        }
+        final long bound = Math.min(limitPosition, appended);
+        long end = position;
+        while (end < bound)
+        {
+            final long next = end + alignedLength(data.getInt((int)end, LITTLE_ENDIAN));
+            if (next > bound || (end > position && next - position > maxBytes))
+            {
+                break;
+            }
+            end = next;
+        }
+        if (end == position)
+        {
+            return 0;
+        }
+        handler.onBlock(data, (int)position, (int)(end - position), position, end);
+        return (int)(end - position);
+    }
+
+    public void scan(final FrameVisitor visitor)
+    {
+        long p = start;
+        while (p < appended)
+        {
+            final int frameLength = data.getInt((int)p, LITTLE_ENDIAN);
+            visitor.onFrame(p, data.getLong((int)p + TERM_OFFSET, LITTLE_ENDIAN),
+                data.getInt((int)p + TYPE_OFFSET, LITTLE_ENDIAN), data, (int)p);
+            p += FrameDescriptor.alignedLength(frameLength);
+        }
+    }
+
+    public void close()
+    {
+    }
+}

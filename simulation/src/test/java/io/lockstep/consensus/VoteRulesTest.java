@@ -1,0 +1,317 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.Role;
+import io.lockstep.consensus.codecs.VoteDecoder;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import io.lockstep.simulation.SimLog;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The voting rules of one member, driven message by message.
+ */
+class VoteRulesTest
+{
+    private final List<byte[]> sent = new ArrayList<>();
+    private final MemoryElectionState electionState = new MemoryElectionState();
+    private final SimLog log = new SimLog(64 * 1024);
+    private long nowNs = 1_000_000_000L;
+    private ConsensusAgent voter;
+
+    @BeforeEach
+    void startVoter()
+    {
+        voter = newVoter();
+    }
+
+    @Test
+    void aVoteIsDurableAndARestartedVoterDoesNotVoteTwiceInATerm()
+    {
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertTrue(granted());
+        assertEquals(5, electionState.term());
+        assertEquals(0, electionState.votedFor());
+
+        voter = newVoter();
+        voter.onRequestVote(5, 1, 0, 0, false, false);
+        assertFalse(granted(), "second candidate of the same term");
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertTrue(granted(), "the same candidate again is fine");
+    }
+
+    @Test
+    void aRestoredMemberWhoseVoteIsUnknownVotesForNoOneInThatTermAndAsUsualAfter()
+    {
+        electionState.save(5, ElectionStateStore.VOTE_UNKNOWN);
+        voter = newVoter();
+        voter.onRequestVote(5, 0, 0, 0, false, false);
+        assertFalse(granted(), "it may have voted in term 5 before its data was replaced");
+        voter.onRequestVote(5, 1, 0, 0, false, false);
+        assertFalse(granted(), "for anyone");
+        voter.onRequestVote(6, 1, 0, 0, false, false);
+        assertTrue(granted(), "a later term is a new vote");
+    }
+
+    @Test
+    void aCandidateWithALessCompleteLogIsRefused()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        log.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[100]), 0, 100);
+        log.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[100]), 0, 100);
+        log.flush();
+        voter = newVoter();
+        final long end = log.pendingPosition();
+
+        voter.onRequestVote(4, 0, 2, end + 1000, false, false);
+        assertFalse(granted(), "older last term, longer log");
+        voter.onRequestVote(5, 0, 3, end - 32, false, false);
+        assertFalse(granted(), "same last term, shorter log");
+        voter.onRequestVote(6, 0, 3, end, false, false);
+        assertTrue(granted(), "same last term, same length");
+    }
+
+    @Test
+    void aMemberThatHearsALiveLeaderIgnoresCandidatesUnlessItIsATransfer()
+    {
+        voter.onAppendRequest(2, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        assertEquals(1, voter.leaderId());
+
+        voter.onRequestVote(3, 0, 0, 0, true, false);
+        assertFalse(granted(), "pre-vote while the leader is alive");
+        voter.onRequestVote(3, 0, 0, 0, false, false);
+        assertFalse(granted(), "vote while the leader is alive");
+        assertEquals(2, voter.term(), "a refused candidate does not raise the term");
+
+        voter.onRequestVote(3, 0, 0, 0, false, true);
+        assertTrue(granted(), "leadership transfer overrides stickiness");
+        assertEquals(3, voter.term());
+    }
+
+    @Test
+    void aPreVoteChangesNothing()
+    {
+        voter.onRequestVote(7, 0, 0, 0, true, false);
+        assertTrue(granted());
+        assertEquals(0, voter.term());
+        assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor());
+    }
+
+    @Test
+    void anAppendFromAStaleLeaderIsRefusedWithTheCurrentTerm()
+    {
+        electionState.save(4, ElectionStateStore.NO_VOTE);
+        voter = newVoter();
+        voter.onAppendRequest(3, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        final AppendResponseDecoder response = lastAppendResponse();
+        assertEquals(BooleanType.FALSE, response.success());
+        assertEquals(4, response.term());
+        assertEquals(-1, voter.leaderId());
+    }
+
+    @Test
+    void aMemberWhoseLogStartsAboveItsOnlyUsableSnapshotRefusesToStartAndKeepsItsLog()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        final UnsafeBuffer entry = new UnsafeBuffer(new byte[200]);
+        for (int i = 0; i < 100; i++)
+        {
+            log.append(1, 7, entry, 0, entry.capacity());
+        }
+        log.flush();
+        log.purge(8192, position -> 1);
+        final long end = log.appendedPosition();
+        voter = newVoter();
+        final IllegalStateException ex = assertThrows(IllegalStateException.class,
+            () -> voter.startFromSnapshot(4096 - 224, 1));
+        assertTrue(ex.getMessage().contains("the log is kept, not discarded"), ex.getMessage());
+        assertEquals(end, log.appendedPosition(), "nothing the member may have acknowledged is gone");
+    }
+
+    @Test
+    void aLogThatEndsBelowTheSnapshotRestartsThere()
+    {
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        final UnsafeBuffer entry = new UnsafeBuffer(new byte[200]);
+        for (int i = 0; i < 10; i++)
+        {
+            log.append(1, 7, entry, 0, entry.capacity());
+        }
+        log.flush();
+        voter = newVoter();
+        voter.startFromSnapshot(100_000, 3);
+        assertEquals(100_000, log.startPosition());
+        assertEquals(3, log.startTerm());
+        assertEquals(100_000, voter.commitPosition(), "the snapshot's position is committed");
+    }
+
+    @Test
+    void aMemberThatLostAcknowledgedFramesVotesAsIfItHeldThemAndStandsOnlyOnceItHasThemBack(@TempDir final Path dir)
+        throws Exception
+    {
+        // What the leader holds, and what this member held and promised before a bit flipped on its disk.
+        final ArchiveLogConfig leaderConfig = logConfig(dir.resolve("leader"));
+        final long end;
+        try (ArchiveRaftLog leaderLog = new ArchiveRaftLog(leaderConfig))
+        {
+            for (int i = 0; i < 50; i++)
+            {
+                leaderLog.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            }
+            end = leaderLog.flush();
+        }
+        copyTree(dir.resolve("leader"), dir.resolve("member"));
+        try (RandomAccessFile segment = new RandomAccessFile(dir.resolve("member").resolve(
+            "00000000000000000000.seg").toFile(), "rw"))
+        {
+            segment.seek(5000);
+            segment.write(segment.read() ^ 0x10);
+        }
+
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        try (ArchiveRaftLog damaged = new ArchiveRaftLog(logConfig(dir.resolve("member")));
+            ArchiveRaftLog leaderLog = new ArchiveRaftLog(leaderConfig))
+        {
+            final long cut = damaged.pendingPosition();
+            assertTrue(cut < 5000 && damaged.promisedPosition() == end, "cut at the damage, promise kept");
+            voter = newVoter(damaged);
+
+            voter.onRequestVote(4, 0, 3, cut, false, false);
+            assertFalse(granted(), "a candidate as long as what is left, but short of the promise");
+            voter.onRequestVote(5, 0, 3, end, false, false);
+            assertTrue(granted(), "a candidate holding all that was promised");
+
+            nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+            voter.doWork();
+            assertEquals(Role.FOLLOWER, voter.role(), "it lacks entries it may have helped commit: it does not stand");
+
+            // The leader sends the lost frames again; then it may stand like anyone else.
+            leaderLog.readBlock(cut, end, 1 << 20, (buffer, offset, length, from, to) ->
+                voter.onAppendRequest(5, 0, 1, cut, 3, 0, buffer, offset, length));
+            voter.doWork();
+            assertEquals(end, damaged.durablePosition());
+            nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+            voter.doWork();
+            assertEquals(Role.CANDIDATE, voter.role());
+        }
+    }
+
+    private static ArchiveLogConfig logConfig(final Path dir)
+    {
+        return new ArchiveLogConfig().directory(dir).segmentLength(64 * 1024).maxBatchLength(16 * 1024)
+            .durability(DurabilityPolicy.BATCH);
+    }
+
+    private static void copyTree(final Path from, final Path to) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(from))
+        {
+            for (final Path p : (Iterable<Path>)files::iterator)
+            {
+                Files.copy(p, to.resolve(from.relativize(p).toString()));
+            }
+        }
+    }
+
+    private ConsensusAgent newVoter()
+    {
+        return newVoter(log);
+    }
+
+    private ConsensusAgent newVoter(final RaftLog raftLog)
+    {
+        final List<Member> members = List.of(
+            new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
+        final ConsensusAgent agent = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
+            () -> nowNs, () -> nowNs, new CapturingTransport(), raftLog, electionState, new Random(1));
+        agent.doWork();
+        return agent;
+    }
+
+    private boolean granted()
+    {
+        return BooleanType.TRUE == lastVote().granted();
+    }
+
+    private VoteDecoder lastVote()
+    {
+        final UnsafeBuffer buffer = lastOf(VoteDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        return new VoteDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
+    }
+
+    private AppendResponseDecoder lastAppendResponse()
+    {
+        final UnsafeBuffer buffer = lastOf(AppendResponseDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        return new AppendResponseDecoder().wrap(
+            buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+    }
+
+    private UnsafeBuffer lastOf(final int templateId)
+    {
+        for (int i = sent.size() - 1; i >= 0; i--)
+        {
+            final UnsafeBuffer buffer = new UnsafeBuffer(sent.get(i));
+            if (new MessageHeaderDecoder().wrap(buffer, 0).templateId() == templateId)
+            {
+                return buffer;
+            }
+        }
+        throw new AssertionError("no message with template " + templateId + " was sent");
+    }
+
+    private final class CapturingTransport implements Transport
+    {
+        public int poll(final long nowNs, final MessageHandler handler)
+        {
+            return 0;
+        }
+
+        public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+        {
+            final byte[] bytes = new byte[length];
+            buffer.getBytes(offset, bytes);
+            sent.add(bytes);
+            return true;
+        }
+
+        public boolean isConnected(final int endpoint)
+        {
+            return true;
+        }
+
+        public int flush(final long nowNs)
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+}
