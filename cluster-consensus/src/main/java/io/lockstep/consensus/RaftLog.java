@@ -2,15 +2,15 @@ package io.lockstep.consensus;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.BlockHandler;
-import io.lockstep.consensus.storage.ArchiveRaftLog;
 import org.agrona.DirectBuffer;
 
 import java.util.function.LongUnaryOperator;
 
 /**
  * The log as the consensus agent sees it: append, replicate, truncate, flush. Injected, so that the agent runs over
- * archive-log in a member ({@link ArchiveRaftLog}) and over memory with crash semantics in the simulation. Frames
- * have archive-log's layout ({@code FrameDescriptor}) in both, so replicated blocks are the same bytes.
+ * archive-log in a member ({@code ArchiveRaftLog} in the storage package, which depends on this one and never the
+ * reverse) and over memory with crash semantics in the simulation. Frames have archive-log's layout ({@code
+ * FrameDescriptor}) in both, so replicated blocks are the same bytes.
  * <p>
  * {@code pending >= appended >= durable}: pending includes frames not yet flushed; appended is written and readable
  * for replication; durable is what the member's durability policy guarantees and may be acknowledged.

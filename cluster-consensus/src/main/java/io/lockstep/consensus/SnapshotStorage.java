@@ -1,14 +1,13 @@
 package io.lockstep.consensus;
 
 import io.lockstep.archive.ArchiveException;
-import io.lockstep.consensus.storage.FileSnapshotStorage;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /**
  * Where a member keeps its snapshots. Injected, like the log: the node writes files through archive-log's snapshot
- * store and recording log ({@link FileSnapshotStorage}); the simulation keeps them in memory and loses what a crash
- * would lose.
+ * store and recording log ({@code FileSnapshotStorage} in the storage package); the simulation keeps them in memory and
+ * loses what a crash would lose.
  * <p>
  * Writing is asynchronous so that the services pause only to serialise state into a {@link SnapshotImage}: {@link
  * #write} hands the image over and returns at once; {@link #durablePosition()} moves when it is complete, durable and
