@@ -3,13 +3,10 @@ package io.lockstep.consensus;
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.Role;
-import io.lockstep.consensus.log.MessageHeaderEncoder;
-import io.lockstep.consensus.log.NewLeadershipTermEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Random;
 import java.util.function.LongUnaryOperator;
@@ -35,7 +32,6 @@ import java.util.function.LongUnaryOperator;
 public final class ConsensusAgent implements Agent
 {
     private static final System.Logger LOGGER = System.getLogger(ConsensusAgent.class.getName());
-    private static final int NEW_TERM_PAYLOAD_LENGTH = 64;
 
     private final ConsensusConfig config;
     private final int memberId;
@@ -58,12 +54,8 @@ public final class ConsensusAgent implements Agent
     private final PeerState[] peers;
     private final Membership membership;
     private final MembershipExchange membershipExchange;
-    private final UnsafeBuffer entryScratch = new UnsafeBuffer(new byte[NEW_TERM_PAYLOAD_LENGTH]);
     private final PendingAppends pendingAppends;
-    private final NewLeadershipTermEncoder newTermEntry =
-        new NewLeadershipTermEncoder();
-    private final MessageHeaderEncoder entryHeader =
-        new MessageHeaderEncoder();
+    private final NewTermEntry newTermEntry = new NewTermEntry();
 
     private Role role = Role.FOLLOWER;
     private long term;
@@ -119,7 +111,6 @@ public final class ConsensusAgent implements Agent
         this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership);
         this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
             electionState, log, config.joining());
-        this.adapter = new MemberProtocolAdapter(this, transport, config.relay());
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
@@ -129,6 +120,8 @@ public final class ConsensusAgent implements Agent
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
+        this.adapter = new MemberProtocolAdapter(this, transport, new StandbyRelay(this, transport, config.relay()),
+            admin);
         this.peers = leader.peers();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
@@ -516,12 +509,8 @@ public final class ConsensusAgent implements Agent
         metrics.increment(MemberMetrics.LEADERSHIPS_WON);
         log.flush();
         logClock.start(nowNs);
-        final int length = newTermEntry.wrapAndApplyHeader(entryScratch, 0, entryHeader)
-            .timestamp(logClock.tick(nowNs)).term(term).leaderId(memberId).appVersion(appVersion)
-            .configEpoch(membership.epoch()).voters(membership.voters()).learners(membership.learners())
-            .encodedLength();
-        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entryScratch, 0,
-            MessageHeaderEncoder.ENCODED_LENGTH + length);
+        final NewTermEntry entry = newTermEntry.encode(logClock.tick(nowNs), term, memberId, appVersion, membership);
+        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entry.buffer(), 0, entry.length());
         leader.startTerm(termIndex.startOf(term), nowNs);
         LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
             memberId, term, log.pendingPosition());
