@@ -5,7 +5,6 @@ import io.lockstep.archive.RolloverRehearsal;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.ProblemListener;
 import io.lockstep.cluster.transport.SelectorIdleStrategy;
 import io.lockstep.cluster.transport.TcpTransport;
 import io.lockstep.consensus.ConsensusAgent;
@@ -71,6 +70,19 @@ public final class ClusterNode implements AutoCloseable
     private volatile Throwable fatal;
     private volatile String removedReason;
 
+    /** Largest block of log a leader sends in one append: a quarter MiB, and always below the log's batch bound. */
+    private static final int MAX_BLOCK_BYTES = 256 * 1024;
+    /** Room left in a batch for the frame headers around a block. */
+    private static final int BLOCK_HEADROOM = 1024;
+    /** Bytes a leader lets a follower have unacknowledged before it waits. */
+    private static final long MAX_IN_FLIGHT_BYTES = 4L * 1024 * 1024;
+    /** Driver appends waiting for their commit before more are refused (back pressure). */
+    private static final int MAX_PENDING_CLIENT_APPENDS = 64 * 1024;
+    /** A snapshot chunk, the largest message besides an append block. */
+    private static final int SNAPSHOT_CHUNK_BYTES = 64 * 1024;
+    /** The largest message header a member sends. */
+    private static final int MESSAGE_HEADROOM = 64;
+
     /**
      * @param serviceFactory makes the service (at start, and again each time a snapshot is installed), or null for
      *                       a member that runs consensus only.
@@ -78,6 +90,74 @@ public final class ClusterNode implements AutoCloseable
     private ClusterNode(final NodeConfig config, final Supplier<? extends ClusteredService> serviceFactory)
     {
         this.config = config;
+        createDataDirectory(config);
+        final ConsensusConfig consensusConfig = consensusConfig(config);
+        final FileElectionState electionState = new FileElectionState(config.dataDir());
+        checkStartable(config, electionState);
+        final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
+            consensusConfig.maxBlockBytes() + SNAPSHOT_CHUNK_BYTES + MESSAGE_HEADROOM, config.security().secret(),
+            MemberProtocolShapes.create());
+        // The seed is the one non-deterministic input, chosen here at the edge and logged.
+        final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
+        final ArchiveRaftLog raftLog = openLog(config, electionState, transport);
+        final ConsensusAgent consensus;
+        final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
+        services = null == serviceFactory ? null : new ServiceInstances(serviceFactory);
+        try
+        {
+            // Anything that fails from here to the start (the service, its snapshot, the TLS files) must not leave
+            // the port and the log open.
+            consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), newWallClock(), transport, raftLog,
+                electionState, new Random(seed));
+            this.metrics = consensus.metrics();
+            consensus.metrics().set(MemberMetrics.LOG_PROMISE_LOST, null == raftLog.promiseLost() ? 0 : 1);
+            agent = null == services ? consensus : newServiceMember(config, consensus, transport, raftLog, handoff);
+            transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
+                .tls(config.security().tls().files(), config.security().tls().links());
+        }
+        catch (final RuntimeException ex)
+        {
+            if (null != services)
+            {
+                services.release();
+            }
+            raftLog.close();
+            transport.close();
+            throw ex;
+        }
+        // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
+        transport.problemListener(new MemberProblems(consensus.metrics(), consensus.errors()));
+        raftLog.flushTimes(consensus.metrics()::recordFlush);
+        logSecurity(config);
+        LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
+
+        final IdleStrategy idle = config.idle().newIdleStrategy(transport);
+        if (null != handoff)
+        {
+            // The service thread's output ends the consensus thread's wait in its selector.
+            handoff.wakeConsensus(transport::wakeup);
+            if (idle instanceof SelectorIdleStrategy selectorIdle)
+            {
+                selectorIdle.sleepGuard(handoff);
+            }
+            serviceRunner = new AgentRunner(config.threading().newServiceIdleStrategy(handoff), t -> { }, null,
+                ((ServiceMember)agent).serviceAgent());
+        }
+        else
+        {
+            serviceRunner = null;
+        }
+        runner = new AgentRunner(idle, t -> { }, null, new Guarded(consensus, transport));
+        if (null != serviceRunner)
+        {
+            AgentRunner.startOnThread(serviceRunner);
+        }
+        thread = AgentRunner.startOnThread(runner);
+        metricsServer = startMetrics(config, consensus);
+    }
+
+    private static void createDataDirectory(final NodeConfig config)
+    {
         try
         {
             Files.createDirectories(config.dataDir());
@@ -87,16 +167,19 @@ public final class ClusterNode implements AutoCloseable
             throw new IllegalStateException("cannot create data directory " + config.dataDir() + ": "
                 + ex.getMessage());
         }
-        final ArchiveLogConfig logConfig = new ArchiveLogConfig()
-            .directory(config.dataDir().resolve("log"))
-            .segmentLength(config.segmentLength())
-            .maxBatchLength(config.maxBatchLength())
-            .durability(config.durability());
-        final ConsensusConfig consensusConfig = new ConsensusConfig(config.memberId(), config.members(),
-            config.timeouts().electionTimeoutNs(), config.timeouts().heartbeatIntervalNs(),
-            Math.min(256 * 1024, config.maxBatchLength() - 1024), 4L * 1024 * 1024, 64 * 1024)
+    }
+
+    private static ConsensusConfig consensusConfig(final NodeConfig config)
+    {
+        final int maxBlockBytes = Math.min(MAX_BLOCK_BYTES, config.maxBatchLength() - BLOCK_HEADROOM);
+        return new ConsensusConfig(config.memberId(), config.members(), config.timeouts().electionTimeoutNs(),
+            config.timeouts().heartbeatIntervalNs(), maxBlockBytes, MAX_IN_FLIGHT_BYTES, MAX_PENDING_CLIENT_APPENDS)
             .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay());
-        final FileElectionState electionState = new FileElectionState(config.dataDir());
+    }
+
+    /** Refuse to start a member a promotion removed, or one whose TLS files do not prove who it is. */
+    private static void checkStartable(final NodeConfig config, final FileElectionState electionState)
+    {
         final String removed = Membership.removedReason(config.memberId(), electionState);
         if (null != removed)
         {
@@ -110,21 +193,29 @@ public final class ClusterNode implements AutoCloseable
         {
             throw new IllegalStateException(ex.getMessage(), ex);
         }
-        final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
-            consensusConfig.maxBlockBytes() + 64 * 1024 + 64, config.security().secret(),
-            MemberProtocolShapes.create());
-        // The seed is the one non-deterministic input, chosen here at the edge and logged.
-        final long seed = System.nanoTime() ^ ((long)config.memberId() << 48);
-        // Staggered by member id: see lockstep.log.purge.delay.ms.
+    }
+
+    /**
+     * Open (and recover) the log; a log that cannot be opened, or that outlived its election state, must not leave
+     * the port open.
+     */
+    private static ArchiveRaftLog openLog(
+        final NodeConfig config, final FileElectionState electionState, final TcpTransport transport)
+    {
+        final ArchiveLogConfig logConfig = new ArchiveLogConfig()
+            .directory(config.dataDir().resolve("log"))
+            .segmentLength(config.segmentLength())
+            .maxBatchLength(config.maxBatchLength())
+            .durability(config.durability());
         final ArchiveRaftLog raftLog;
         try
         {
+            // Staggered by member id: see lockstep.log.purge.delay.ms.
             raftLog = new ArchiveRaftLog(logConfig,
                 TimeUnit.MILLISECONDS.toNanos(config.purgeDelayMs() * (1L + config.memberId())));
         }
         catch (final RuntimeException ex)
         {
-            // A log that cannot be opened (locked, damaged) must not leave the port open.
             transport.close();
             throw ex;
         }
@@ -140,63 +231,27 @@ public final class ClusterNode implements AutoCloseable
                 "the file from where it was lost, or move the data directory away and " +
                 "add the member back empty (" + NodeConfig.JOIN + "=true)");
         }
-        final ConsensusAgent consensus;
-        final ServiceHandoff handoff = config.threading().dedicated() ? new ServiceHandoff(true) : null;
-        services = null == serviceFactory ? null : new ServiceInstances(serviceFactory);
-        try
-        {
-            // Anything that fails from here to the start (the service, its snapshot, the TLS files) must not leave
-            // the port and the log open.
-            consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), newWallClock(), transport, raftLog,
-                electionState, new Random(seed));
-            this.metrics = consensus.metrics();
-            consensus.metrics().set(MemberMetrics.LOG_PROMISE_LOST,
-                null == raftLog.promiseLost() ? 0 : 1);
-            agent = null == services ? consensus : new ServiceMember(consensus,
-                transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
-                new ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(),
-                    config.snapshotKeep(), new SystemNanoClock()),
-                TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES,
-                MAX_TIMERS, new BackoffIdleStrategy(), handoff);
-            if (agent instanceof ServiceMember member)
-            {
-                member.clientAuthenticator(config.security().authenticator())
-                    .sessionLimits(config.security().sessionLimits());
-            }
-            transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
-                .tls(config.security().tls().files(), config.security().tls().links());
-        }
-        catch (final RuntimeException ex)
-        {
-            if (null != services)
-            {
-                services.release();
-            }
-            raftLog.close();
-            transport.close();
-            throw ex;
-        }
-        // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
-        transport.problemListener(new ProblemListener()
-        {
-            public void onProblem(final String problem)
-            {
-                onProblem("connection", problem);
-            }
+        return raftLog;
+    }
 
-            public void onProblem(final String kind, final String problem)
-            {
-                if (!"tls".equals(kind))
-                {
-                    // A TLS file that does not reload refuses no connection: the files loaded before stay in use.
-                    consensus.metrics().increment(MemberMetrics.CONNECTIONS_REFUSED);
-                }
-                // Identity refusals (wrong proofs, claimed ids) are a kind of their own, so that a flood of garbage
-                // connections cannot push them out of the error log.
-                consensus.errors().record(kind, problem);
-            }
-        });
-        raftLog.flushTimes(consensus.metrics()::recordFlush);
+    private ServiceMember newServiceMember(
+        final NodeConfig config,
+        final ConsensusAgent consensus,
+        final TcpTransport transport,
+        final ArchiveRaftLog raftLog,
+        final ServiceHandoff handoff)
+    {
+        return new ServiceMember(consensus, transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
+            new ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(), config.snapshotKeep(),
+                new SystemNanoClock()),
+            TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
+            new BackoffIdleStrategy(), handoff)
+            .clientAuthenticator(config.security().authenticator())
+            .sessionLimits(config.security().sessionLimits());
+    }
+
+    private static void logSecurity(final NodeConfig config)
+    {
         for (final String warning : config.security().warnings())
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", config.memberId(), warning);
@@ -215,80 +270,68 @@ public final class ClusterNode implements AutoCloseable
                 "this member proves {2}", config.memberId(), config.security().tls().linkNames(),
                 config.security().tls().files().describe());
         }
-        LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
+    }
 
-        final Agent guarded = new Agent()
-        {
-            public int doWork()
-            {
-                final int work;
-                try
-                {
-                    work = agent.doWork();
-                    consensus.metrics().set(MemberMetrics.CLIENT_CONNECTIONS,
-                        transport.clientConnections());
-                }
-                catch (final Throwable t)
-                {
-                    fatal = t;
-                    throw new AgentTerminationException(t);
-                }
-                if (null != consensus.membershipExchange().removedReason())
-                {
-                    // Fenced by a promotion of the standby zone: stopping is the one safe thing left to do.
-                    removedReason = consensus.membershipExchange().removedReason();
-                    throw new AgentTerminationException(removedReason);
-                }
-                if (agent instanceof ServiceMember member && member.isStopped())
-                {
-                    // Orderly shutdown finished: the runner closes the member (log synced, files released).
-                    throw new AgentTerminationException("orderly shutdown");
-                }
-                return work;
-            }
+    /**
+     * The member's agent as the runner sees it: any error stops the member (kept for {@link #close} to report), as
+     * does a promotion that fenced it off or an orderly shutdown that finished.
+     */
+    private final class Guarded implements Agent
+    {
+        private final ConsensusAgent consensus;
+        private final TcpTransport transport;
 
-            public void onClose()
-            {
-                // Pauses a DEDICATED member's service thread before the log closes; that thread stops after.
-                agent.onClose();
-                if (null != serviceRunner)
-                {
-                    serviceRunner.close();
-                }
-                if (null != services)
-                {
-                    services.release();
-                }
-            }
+        Guarded(final ConsensusAgent consensus, final TcpTransport transport)
+        {
+            this.consensus = consensus;
+            this.transport = transport;
+        }
 
-            public String roleName()
+        public int doWork()
+        {
+            final int work;
+            try
             {
-                return agent.roleName();
+                work = agent.doWork();
+                consensus.metrics().set(MemberMetrics.CLIENT_CONNECTIONS, transport.clientConnections());
             }
-        };
-        final IdleStrategy idle = config.idle().newIdleStrategy(transport);
-        if (null != handoff)
-        {
-            // The service thread's output ends the consensus thread's wait in its selector.
-            handoff.wakeConsensus(transport::wakeup);
-            if (idle instanceof SelectorIdleStrategy selectorIdle)
+            catch (final Throwable t)
             {
-                selectorIdle.sleepGuard(handoff);
+                fatal = t;
+                throw new AgentTerminationException(t);
             }
-            serviceRunner = new AgentRunner(config.threading().newServiceIdleStrategy(handoff), t -> { }, null,
-                ((ServiceMember)agent).serviceAgent());
+            if (null != consensus.membershipExchange().removedReason())
+            {
+                // Fenced by a promotion of the standby zone: stopping is the one safe thing left to do.
+                removedReason = consensus.membershipExchange().removedReason();
+                throw new AgentTerminationException(removedReason);
+            }
+            if (agent instanceof ServiceMember member && member.isStopped())
+            {
+                // Orderly shutdown finished: the runner closes the member (log synced, files released).
+                throw new AgentTerminationException("orderly shutdown");
+            }
+            return work;
         }
-        else
+
+        public void onClose()
         {
-            serviceRunner = null;
+            // Pauses a DEDICATED member's service thread before the log closes; that thread stops after.
+            agent.onClose();
+            if (null != serviceRunner)
+            {
+                serviceRunner.close();
+            }
+            if (null != services)
+            {
+                services.release();
+            }
         }
-        runner = new AgentRunner(idle, t -> { }, null, guarded);
-        if (null != serviceRunner)
+
+        public String roleName()
         {
-            AgentRunner.startOnThread(serviceRunner);
+            return agent.roleName();
         }
-        thread = AgentRunner.startOnThread(runner);
-        metricsServer = startMetrics(config, consensus);
     }
 
     /**
