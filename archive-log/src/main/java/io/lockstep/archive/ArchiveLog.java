@@ -1,27 +1,15 @@
 package io.lockstep.archive;
 
-import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static io.lockstep.archive.ArchiveException.Reason.CORRUPT_FRAME;
 import static io.lockstep.archive.ArchiveException.Reason.PURGED;
-import static io.lockstep.archive.FrameDescriptor.CHECKSUM_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
-import static io.lockstep.archive.FrameDescriptor.PADDING_FRAME_TYPE;
-import static io.lockstep.archive.FrameDescriptor.POSITION_OFFSET;
-import static io.lockstep.archive.FrameDescriptor.RESERVED_OFFSET;
-import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
-import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
-import static io.lockstep.archive.FrameDescriptor.alignedLength;
-import static java.nio.ByteOrder.LITTLE_ENDIAN;
 
 /**
  * A segmented, append-only log addressed by byte position: the persisted Raft log of one member.
@@ -60,30 +48,20 @@ public final class ArchiveLog implements AutoCloseable
     private final Path directory;
     private final int segmentLength;
     private final int maxBatchLength;
-    private final int maxPayloadLength;
     private final long initialPosition;
     private final DurabilityPolicy durability;
     private final RecoveryReport recoveryReport;
-    private final FrameValidator validator;
-    private final FrameChecksum checksum;
-    private final ByteBuffer batchByteBuffer;
-    private final UnsafeBuffer batch;
+    private final FrameBatch batch;
     private final AtomicLong publishedPosition = new AtomicLong();
     private volatile long startPosition;
     /** Truncations that deleted segment files; readers drop their mappings when it changes (see LogReader). */
     private volatile int segmentDeletions;
 
-    private int batchLength;
-    private int splitOffset = -1;
-    private long batchStartPosition;
-    private long pendingPosition;
     private long appendedPosition;
     private long durablePosition;
     private final BackgroundSync backgroundSync;
     private final SegmentChannel segment;
     private final PromiseFile promise;
-    /** Term of the frame that ends at {@link #pendingPosition}: what a promise made at that position names. */
-    private long pendingLastTerm;
     private boolean failed;
     private boolean closed;
     /** Null, or how the promise file was found at open when it should have held a promise: missing, untrusted. */
@@ -96,22 +74,15 @@ public final class ArchiveLog implements AutoCloseable
         final PromiseFile promise)
     {
         this.promise = promise;
-        pendingLastTerm = report.lastTerm();
         directory = config.directory();
         segmentLength = values.segmentLength();
         maxBatchLength = values.maxBatchLength();
-        maxPayloadLength = maxBatchLength - 2 * HEADER_LENGTH;
         initialPosition = values.initialPosition();
         durability = config.durability();
         recoveryReport = report;
-        validator = new FrameValidator(maxBatchLength - HEADER_LENGTH);
-        checksum = new FrameChecksum();
-        batchByteBuffer = BufferUtil.allocateDirectAligned(maxBatchLength, FrameDescriptor.FRAME_ALIGNMENT);
-        batch = new UnsafeBuffer(batchByteBuffer);
+        batch = new FrameBatch(segmentLength, maxBatchLength, report.endPosition(), report.lastTerm());
 
         startPosition = report.startPosition();
-        batchStartPosition = report.endPosition();
-        pendingPosition = report.endPosition();
         appendedPosition = report.endPosition();
         durablePosition = report.endPosition();
         publishedPosition.set(report.endPosition());
@@ -196,8 +167,8 @@ public final class ArchiveLog implements AutoCloseable
         {
             return BACK_PRESSURED;
         }
-        batch.putBytes(payloadOffset, buffer, offset, length);
-        return pendingPosition;
+        batch.buffer().putBytes(payloadOffset, buffer, offset, length);
+        return batch.pendingPosition();
     }
 
     /**
@@ -214,39 +185,8 @@ public final class ArchiveLog implements AutoCloseable
     public int tryClaim(final long term, final int frameType, final int length)
     {
         checkUsable();
-        if (frameType < 0)
-        {
-            throw new IllegalArgumentException("negative frame types are reserved: " + frameType);
-        }
-        if (length < 0 || length > maxPayloadLength)
-        {
-            throw new IllegalArgumentException("payload length " + length + " not in [0, " + maxPayloadLength + "]");
-        }
-
-        final int frameLength = HEADER_LENGTH + length;
-        final int aligned = alignedLength(frameLength);
-        long position = pendingPosition;
-        final long segmentEnd = segmentBase(position) + segmentLength;
-        final boolean padding = position + aligned > segmentEnd;
-        if (batchLength + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength ||
-            reachesSecondSegmentEnd((padding ? segmentEnd : position) + aligned))
-        {
-            return (int)BACK_PRESSURED;
-        }
-
-        if (padding)
-        {
-            putHeader(batchLength, (int)(segmentEnd - position), term, position, PADDING_FRAME_TYPE);
-            advance(HEADER_LENGTH, segmentEnd);
-            position = segmentEnd;
-        }
-        final int frameOffset = batchLength;
-        putHeader(frameOffset, frameLength, term, position, frameType);
-        pendingLastTerm = term;
-        batch.setMemory(frameOffset + frameLength, aligned - frameLength, (byte)0);
-        advance(aligned, position + aligned);
-
-        return frameOffset + HEADER_LENGTH;
+        final int payloadOffset = batch.tryClaim(term, frameType, length);
+        return FrameBatch.FULL == payloadOffset ? (int)BACK_PRESSURED : payloadOffset;
     }
 
     /**
@@ -254,7 +194,7 @@ public final class ArchiveLog implements AutoCloseable
      */
     public MutableDirectBuffer claimBuffer()
     {
-        return batch;
+        return batch.buffer();
     }
 
     /**
@@ -271,50 +211,8 @@ public final class ArchiveLog implements AutoCloseable
     public long appendFrames(final DirectBuffer buffer, final int offset, final int length)
     {
         checkUsable();
-        final int end = offset + length;
-        long position = pendingPosition;
-        int required = 0;
-        for (int o = offset; o < end; )
-        {
-            final int remainingSegment = (int)(segmentBase(position) + segmentLength - position);
-            final int result = validator.check(buffer, o, end - o, remainingSegment, position);
-            if (result < 0)
-            {
-                throw new ArchiveException(CORRUPT_FRAME, null, position,
-                    "replicated frame rejected: " + FrameValidator.describe(result));
-            }
-            final int bytes = isPadding(buffer, o) ? HEADER_LENGTH : result;
-            required += bytes;
-            o += bytes;
-            position += result;
-        }
-        if (reachesSecondSegmentEnd(position))
-        {
-            if (0 == batchLength)
-            {
-                throw new ArchiveException(CORRUPT_FRAME, null, pendingPosition,
-                    "replicated frames cover two segment ends, which no block a log reader hands out does");
-            }
-            return BACK_PRESSURED;
-        }
-        if (batchLength + required > maxBatchLength)
-        {
-            return BACK_PRESSURED;
-        }
-
-        for (int o = offset; o < end; )
-        {
-            final boolean padding = isPadding(buffer, o);
-            final int logBytes = padding ?
-                (int)(segmentBase(pendingPosition) + segmentLength - pendingPosition) :
-                alignedLength(buffer.getInt(o, LITTLE_ENDIAN));
-            final int bytes = padding ? HEADER_LENGTH : logBytes;
-            batch.putBytes(batchLength, buffer, o, bytes);
-            advance(bytes, pendingPosition + logBytes);
-            pendingLastTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
-            o += bytes;
-        }
-        return pendingPosition;
+        final long position = batch.appendFrames(buffer, offset, length);
+        return FrameBatch.FULL == position ? BACK_PRESSURED : position;
     }
 
     /**
@@ -326,18 +224,21 @@ public final class ArchiveLog implements AutoCloseable
     public long flush()
     {
         checkUsable();
+        final int batchLength = batch.length();
         if (0 == batchLength)
         {
             return durablePosition;
         }
 
-        computeChecksums();
+        batch.computeChecksums();
+        final long batchStartPosition = batch.startPosition();
+        final int splitOffset = batch.splitOffset();
         final long baseA = segmentBase(batchStartPosition);
         final int endA = splitOffset < 0 ? batchLength : splitOffset;
         try
         {
             useSegment(baseA);
-            write(0, endA, batchStartPosition - baseA);
+            segment.write(batch.bytes(0, endA), batchStartPosition - baseA);
             if (splitOffset >= 0 && splitOffset < batchLength)
             {
                 if (DurabilityPolicy.BATCH == durability)
@@ -347,7 +248,7 @@ public final class ArchiveLog implements AutoCloseable
                     segment.force();
                 }
                 useSegment(baseA + segmentLength);
-                write(splitOffset, batchLength, 0);
+                segment.write(batch.bytes(splitOffset, batchLength), 0);
             }
             if (DurabilityPolicy.BATCH == durability)
             {
@@ -362,12 +263,11 @@ public final class ArchiveLog implements AutoCloseable
                     batchStartPosition, "write failed; the log must be reopened: " + ex, ex);
         }
 
+        final long pendingPosition = batch.pendingPosition();
         appendedPosition = pendingPosition;
         durablePosition = pendingPosition;
         publishedPosition.setRelease(pendingPosition);
-        batchStartPosition = pendingPosition;
-        batchLength = 0;
-        splitOffset = -1;
+        batch.written();
         raisePromise();
         return durablePosition;
     }
@@ -378,10 +278,10 @@ public final class ArchiveLog implements AutoCloseable
      */
     private void raisePromise()
     {
-        if (LogRecovery.isAhead(pendingLastTerm, durablePosition, promise.term(), promise.position()))
+        if (LogRecovery.isAhead(batch.lastTerm(), durablePosition, promise.term(), promise.position()))
         {
             final boolean forced = DurabilityPolicy.BATCH == durability;
-            promise.record(durablePosition, pendingLastTerm, forced);
+            promise.record(durablePosition, batch.lastTerm(), forced);
             if (forced)
             {
                 promise.force();
@@ -436,9 +336,9 @@ public final class ArchiveLog implements AutoCloseable
     public void truncate(final long position)
     {
         checkUsable();
-        if (batchLength > 0)
+        if (batch.length() > 0)
         {
-            throw new IllegalStateException("flush before truncating: " + batchLength + " bytes pending");
+            throw new IllegalStateException("flush before truncating: " + batch.length() + " bytes pending");
         }
         if (position < startPosition || position > appendedPosition)
         {
@@ -449,24 +349,20 @@ public final class ArchiveLog implements AutoCloseable
         {
             return;
         }
-        validator.checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition), position);
+        batch.validator().checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition),
+            position);
 
         final long base = segmentBase(position);
         final long[] bases = SegmentFiles.listBasePositions(directory);
-        boolean deleted = false;
-        if (bases.length > 0 && bases[bases.length - 1] > base)
+        final boolean deleted = bases.length > 0 && bases[bases.length - 1] > base;
+        if (deleted)
         {
             segmentDeletions++; // before the files go: a reader that sees it has no mapping of them to trust
-        }
-        // Highest first: a crash part-way leaves a contiguous, longer log, never one with a hole.
-        for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
-        {
-            if (segment.basePosition() == bases[i])
+            if (segment.basePosition() > base)
             {
                 segment.close();
             }
-            SegmentFiles.delete(directory, bases[i]);
-            deleted = true;
+            SegmentFiles.deleteAbove(directory, bases, base);
         }
 
         final int fromOffset = (int)(position - base);
@@ -492,8 +388,7 @@ public final class ArchiveLog implements AutoCloseable
         publishedPosition.setRelease(position);
         appendedPosition = position;
         durablePosition = position;
-        pendingPosition = position;
-        batchStartPosition = position;
+        batch.restartAt(position);
         LOGGER.log(System.Logger.Level.INFO, "truncated log {0} to position {1}", directory, position);
     }
 
@@ -571,22 +466,10 @@ public final class ArchiveLog implements AutoCloseable
     public int deleteSegmentsBelow(final long position, final long pauseNs)
     {
         final long start = Math.min(position, startPosition);
-        final long[] bases = SegmentFiles.listBasePositions(directory);
-        int deleted = 0;
-        for (final long base : bases)
-        {
-            if (base + segmentLength <= start)
-            {
-                SegmentFiles.deleteGradually(directory, base, pauseNs);
-                deleted++;
-            }
-        }
+        final int deleted = SegmentFiles.deleteBelow(directory, segmentLength, start, pauseNs,
+            DurabilityPolicy.BATCH == durability);
         if (deleted > 0)
         {
-            if (DurabilityPolicy.BATCH == durability)
-            {
-                SegmentFiles.fsyncDirectory(directory);
-            }
             LOGGER.log(System.Logger.Level.INFO, "purged {0} segments of {1}; log now starts at {2}",
                 deleted, directory, start);
         }
@@ -673,7 +556,7 @@ public final class ArchiveLog implements AutoCloseable
      */
     public long pendingPosition()
     {
-        return pendingPosition;
+        return batch.pendingPosition();
     }
 
     /**
@@ -713,7 +596,7 @@ public final class ArchiveLog implements AutoCloseable
      */
     public int maxPayloadLength()
     {
-        return maxPayloadLength;
+        return batch.maxPayloadLength();
     }
 
     /**
@@ -775,75 +658,7 @@ public final class ArchiveLog implements AutoCloseable
         return position & ~((long)segmentLength - 1);
     }
 
-    private static boolean isPadding(final DirectBuffer buffer, final int frameOffset)
-    {
-        return PADDING_FRAME_TYPE == buffer.getInt(frameOffset + TYPE_OFFSET, LITTLE_ENDIAN);
-    }
 
-    private void putHeader(final int offset, final int frameLength, final long term, final long position,
-        final int type)
-    {
-        batch.putInt(offset, frameLength, LITTLE_ENDIAN);
-        batch.putInt(offset + CHECKSUM_OFFSET, 0, LITTLE_ENDIAN);
-        batch.putLong(offset + TERM_OFFSET, term, LITTLE_ENDIAN);
-        batch.putLong(offset + POSITION_OFFSET, position, LITTLE_ENDIAN);
-        batch.putInt(offset + TYPE_OFFSET, type, LITTLE_ENDIAN);
-        batch.putInt(offset + RESERVED_OFFSET, 0, LITTLE_ENDIAN);
-    }
-
-    /**
-     * One write covers at most one segment end. A batch holds only the header of a padding frame but covers the log to
-     * the segment end, so a batch shorter than {@code maxBatchLength} can still reach a second end (a follower that
-     * takes several blocks before it writes did, and stopped): such frames wait for the next batch. An empty batch
-     * never reaches two ends: a frame is shorter than a segment, and a reader's block ends at the first end.
-     *
-     * @param endPosition where the log would end with the frames added.
-     * @return true if that is at or past the second segment end from where the batch starts.
-     */
-    private boolean reachesSecondSegmentEnd(final long endPosition)
-    {
-        // An empty batch starts where the log is pending: the two move together whenever the batch is emptied.
-        return endPosition >= segmentBase(batchStartPosition) + 2L * segmentLength;
-    }
-
-    /**
-     * Account for bytes added to the batch. When the log reaches a segment end, the batch bytes after this point
-     * belong to the next segment file.
-     */
-    private void advance(final int batchBytes, final long newPendingPosition)
-    {
-        batchLength += batchBytes;
-        pendingPosition = newPendingPosition;
-        if (0 == (newPendingPosition & (segmentLength - 1)))
-        {
-            // Appends stop short of a second segment end (reachesSecondSegmentEnd): reaching one is a bug here.
-            if (splitOffset >= 0)
-            {
-                throw new IllegalStateException("batch crosses two segment ends: splitOffset=" + splitOffset);
-            }
-            splitOffset = batchLength;
-        }
-    }
-
-    private void computeChecksums()
-    {
-        int offset = 0;
-        while (offset < batchLength)
-        {
-            final int frameLength = batch.getInt(offset, LITTLE_ENDIAN);
-            final boolean padding = isPadding(batch, offset);
-            batch.putInt(offset + CHECKSUM_OFFSET, checksum.compute(batch, offset, frameLength, padding),
-                LITTLE_ENDIAN);
-            offset += padding ? HEADER_LENGTH : alignedLength(frameLength);
-        }
-    }
-
-    private void write(final int from, final int to, final long fileOffset) throws IOException
-    {
-        batchByteBuffer.clear();
-        batchByteBuffer.limit(to).position(from);
-        segment.write(batchByteBuffer, fileOffset);
-    }
 
     private void useSegment(final long basePosition)
     {

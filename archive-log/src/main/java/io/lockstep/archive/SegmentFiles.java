@@ -208,6 +208,45 @@ final class SegmentFiles
     }
 
     /**
+     * Delete the segments that lie wholly below a position, each a step at a time (see {@link #deleteGradually}).
+     *
+     * @param fsync force the directory after, so that the deletions survive a crash.
+     * @return segments deleted.
+     */
+    static int deleteBelow(
+        final Path directory, final int segmentLength, final long position, final long pauseNs, final boolean fsync)
+    {
+        int deleted = 0;
+        for (final long base : listBasePositions(directory))
+        {
+            if (base + segmentLength <= position)
+            {
+                deleteGradually(directory, base, pauseNs);
+                deleted++;
+            }
+        }
+        if (deleted > 0 && fsync)
+        {
+            fsyncDirectory(directory);
+        }
+        return deleted;
+    }
+
+    /**
+     * Delete the segments that start above a base position, highest first: a crash part-way leaves a contiguous,
+     * longer log, never one with a hole.
+     *
+     * @param bases the directory's segments, in ascending order.
+     */
+    static void deleteAbove(final Path directory, final long[] bases, final long base)
+    {
+        for (int i = bases.length - 1; i >= 0 && bases[i] > base; i--)
+        {
+            delete(directory, bases[i]);
+        }
+    }
+
+    /**
      * Delete what a step-by-step deletion left when the process stopped: those files are out of the log already.
      *
      * @return files deleted.
