@@ -1,31 +1,20 @@
 package io.lockstep.cluster.transport;
 
-import io.lockstep.cluster.codecs.BooleanFlag;
-import io.lockstep.cluster.codecs.HeartbeatDecoder;
 import io.lockstep.cluster.codecs.HeartbeatEncoder;
-import io.lockstep.cluster.codecs.HelloDecoder;
-import io.lockstep.cluster.codecs.HelloEncoder;
-import io.lockstep.cluster.codecs.HelloProofDecoder;
-import io.lockstep.cluster.codecs.HelloProofEncoder;
-import io.lockstep.cluster.codecs.HelloReplyDecoder;
-import io.lockstep.cluster.codecs.HelloReplyEncoder;
 import io.lockstep.cluster.codecs.MessageHeaderDecoder;
 import io.lockstep.cluster.codecs.MessageHeaderEncoder;
 import org.agrona.BitUtil;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,12 +48,8 @@ public final class TcpTransport implements Transport
     private static final int LENGTH_PREFIX = Integer.BYTES;
     private static final long MIN_BACKOFF_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(1);
-    /** Small buffers kept for the next accepted connection: enough for every handshake in flight at the bound. */
-    private static final int POOLED_HANDSHAKE_BUFFERS = 2 * 64;
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
-    /** Connections that proved the tool secret, beside the client bound: an operator can always get in. */
-    private static final int MAX_TOOL_CONNECTIONS = 32;
     /**
      * A client or tool writes at least this often on every connection, a heartbeat where it has nothing else to
      * say: well inside the shortest idle limit a member's configuration accepts (10 s).
@@ -72,40 +57,21 @@ public final class TcpTransport implements Transport
     static final long HEARTBEAT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(3);
 
     private final int selfId;
-    /** The one check every message passes before a decoder reads it. */
-    private final FrameValidator validator;
     /** An array, not a List: iterating a List each duty cycle allocates an iterator. */
     private final Member[] members;
     private final int segmentLength;
-    private final int maxMessageLength;
     private final int writeBufferLength;
     private final int readBufferLength;
     private final Selector selector;
     private final ServerSocketChannel server;
-    private final TcpConnection[] memberConnections;
+    private final ConnectionTable connections;
     private final long[] nextConnectNs;
     private final long[] backoffNs;
-    private final Int2ObjectHashMap<TcpConnection> clientConnections = new Int2ObjectHashMap<>();
-    private final List<TcpConnection> all = new ArrayList<>();
-    private final UnsafeBuffer helloBuffer = new UnsafeBuffer(new byte[128]);
-    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
-    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-    private final HelloDecoder helloDecoder = new HelloDecoder();
-    private final HelloReplyDecoder replyDecoder = new HelloReplyDecoder();
-    private final HelloProofDecoder proofDecoder = new HelloProofDecoder();
     /** Null: no member authentication (every connection is trusted, as the start-up warning says). */
     private final ClusterSecret secret;
-    /** What tools prove to this member; null: no tool is trusted (unless the cluster runs without secrets). */
-    private ClusterSecret toolSecret;
-    private final SecureRandom random;
+    private final HelloHandshake hello;
     private ProblemListener problems = problem -> { };
-    private final HandshakeBuffers handshakeBuffers = new HandshakeBuffers(POOLED_HANDSHAKE_BUFFERS);
     private ConnectionLimits limits = ConnectionLimits.DEFAULTS;
-    private final BufferBudget clientBudget = new BufferBudget(ConnectionLimits.DEFAULTS.clientBufferBytes());
-    private int handshakesPending;
-    /** Accepted connections still in their handshake (dialled ones are this member's own, and bounded by ids). */
-    private int handshakeSlotsHeld;
-    private int toolConnections;
     private long nextSweepNs;
     private long nextHeartbeatNs;
     /** A log budget per kind of problem: a flood of one leaves the other's lines. */
@@ -118,9 +84,8 @@ public final class TcpTransport implements Transport
     private TlsPolicy tls = new TlsPolicy(null, EnumSet.noneOf(LinkClass.class));
     /** TLS connections with records read but not yet decrypted, and no socket readiness left to announce them. */
     private final ArrayDeque<TcpConnection> readQueue = new ArrayDeque<>();
-    private MessageHandler handler;
+    private final ConnectionReader reader;
     private long nowNs;
-    private int nextClientEndpoint = CLIENT_ENDPOINT_BASE;
     private int work;
 
     /**
@@ -163,12 +128,11 @@ public final class TcpTransport implements Transport
         this.connectionLog = new DroppedConnectionLog("connection", selfId);
         this.identityLog = new DroppedConnectionLog("identity", selfId);
         this.secret = secret;
-        this.random = new SecureRandom();
-        this.validator = new FrameValidator(shapes);
         new HeartbeatEncoder().wrapAndApplyHeader(heartbeat, 0, new MessageHeaderEncoder());
         this.members = members.toArray(new Member[0]);
+        this.hello = new HelloHandshake(selfId, this.members, segmentLength, secret);
         this.segmentLength = segmentLength;
-        this.maxMessageLength = maxMessageLength;
+        this.reader = new ConnectionReader(new ReaderOwner(), new FrameValidator(shapes), maxMessageLength, tls);
         this.writeBufferLength = 4 * (maxMessageLength + LENGTH_PREFIX);
         this.readBufferLength = BitUtil.findNextPositivePowerOfTwo(maxMessageLength + LENGTH_PREFIX) * 2;
         int maxId = 0;
@@ -177,7 +141,7 @@ public final class TcpTransport implements Transport
             maxId = Math.max(maxId, m.id());
         }
         woken = new ReadyKeys(this.members.length + ConnectionLimits.DEFAULTS.maxClients() + 1);
-        memberConnections = new TcpConnection[maxId + 1];
+        connections = new ConnectionTable(maxId);
         nextConnectNs = new long[maxId + 1];
         backoffNs = new long[maxId + 1];
         Arrays.fill(backoffNs, MIN_BACKOFF_NS);
@@ -210,7 +174,7 @@ public final class TcpTransport implements Transport
     public int poll(final long nowNs, final MessageHandler handler)
     {
         this.nowNs = nowNs;
-        this.handler = handler;
+        reader.handler(handler);
         work = 0;
         tls.startPoll();
         for (TcpConnection c; null != (c = tls.nextDeferred()); )
@@ -231,7 +195,7 @@ public final class TcpTransport implements Transport
             }
         }
         connectToMembers();
-        if ((handshakesPending > 0 || !clientConnections.isEmpty()) && nowNs >= nextSweepNs)
+        if (connections.anyToSweep() && nowNs >= nextSweepNs)
         {
             dropStalledConnections();
         }
@@ -301,7 +265,7 @@ public final class TcpTransport implements Transport
      */
     public TcpTransport toolSecret(final ClusterSecret toolSecret)
     {
-        this.toolSecret = toolSecret;
+        hello.toolSecret(toolSecret);
         return this;
     }
 
@@ -327,6 +291,7 @@ public final class TcpTransport implements Transport
             throw new IllegalArgumentException("TLS links " + encrypted + " need TLS files");
         }
         this.tls = new TlsPolicy(files, encrypted);
+        reader.tls(tls);
         return this;
     }
 
@@ -371,7 +336,7 @@ public final class TcpTransport implements Transport
     public TcpTransport limits(final ConnectionLimits limits)
     {
         this.limits = limits;
-        clientBudget.limit(limits.clientBufferBytes());
+        connections.clientBudget().limit(limits.clientBufferBytes());
         return this;
     }
 
@@ -380,7 +345,7 @@ public final class TcpTransport implements Transport
      */
     public int clientConnections()
     {
-        return clientConnections.size();
+        return connections.clients();
     }
 
     /**
@@ -393,7 +358,7 @@ public final class TcpTransport implements Transport
         {
             return true;
         }
-        final TcpConnection c = clientConnections.get(endpoint);
+        final TcpConnection c = connections.get(endpoint);
         return null != c && c.trusted;
     }
 
@@ -407,9 +372,9 @@ public final class TcpTransport implements Transport
     private void sendHeartbeats()
     {
         nextHeartbeatNs = nowNs + SWEEP_INTERVAL_NS * 10;
-        for (int i = 0; i < memberConnections.length; i++)
+        for (int i = 0; i < connections.memberSlots(); i++)
         {
-            final TcpConnection c = memberConnections[i];
+            final TcpConnection c = connections.member(i);
             if (null != c && c.connected && nowNs - c.lastSentNs >= HEARTBEAT_INTERVAL_NS &&
                 c.enqueue(heartbeat, 0, heartbeat.capacity()))
             {
@@ -422,6 +387,7 @@ public final class TcpTransport implements Transport
     private void dropStalledConnections()
     {
         nextSweepNs = nowNs + SWEEP_INTERVAL_NS;
+        final List<TcpConnection> all = connections.all();
         for (int i = all.size() - 1; i >= 0; i--)
         {
             final TcpConnection c = all.get(i);
@@ -441,9 +407,7 @@ public final class TcpTransport implements Transport
     /** @return the connection of a member's id or a client's endpoint, or null. */
     private TcpConnection connection(final int endpoint)
     {
-        return endpoint < CLIENT_ENDPOINT_BASE ?
-            (endpoint >= 0 && endpoint < memberConnections.length ? memberConnections[endpoint] : null) :
-            clientConnections.get(endpoint);
+        return connections.get(endpoint);
     }
 
     public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
@@ -465,6 +429,7 @@ public final class TcpTransport implements Transport
     public int flush(final long nowNs)
     {
         int written = 0;
+        final List<TcpConnection> all = connections.all();
         for (int i = 0; i < all.size(); i++)
         {
             final TcpConnection c = all.get(i);
@@ -502,11 +467,11 @@ public final class TcpTransport implements Transport
 
     public void close()
     {
-        for (final TcpConnection c : new ArrayList<>(all))
+        for (final TcpConnection c : new ArrayList<>(connections.all()))
         {
             CloseHelper.quietClose(c.channel);
         }
-        all.clear();
+        connections.all().clear();
         CloseHelper.quietClose(server);
         CloseHelper.quietClose(selector);
     }
@@ -522,7 +487,7 @@ public final class TcpTransport implements Transport
         for (int i = 0; i < members.length; i++)
         {
             final Member m = members[i];
-            if (m.id() == selfId || null != memberConnections[m.id()] || !shouldConnect(m) ||
+            if (m.id() == selfId || null != connections.member(m.id()) || !shouldConnect(m) ||
                 nowNs < nextConnectNs[m.id()])
             {
                 continue;
@@ -534,8 +499,7 @@ public final class TcpTransport implements Transport
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection c = new TcpConnection(channel, m.id(), readBufferLength, writeBufferLength);
                 c.endpoint = m.id();
-                memberConnections[m.id()] = c;
-                all.add(c);
+                connections.addDialled(m.id(), c);
                 if (channel.connect(new InetSocketAddress(m.host(), m.port())))
                 {
                     c.key = channel.register(selector, SelectionKey.OP_READ, c);
@@ -550,11 +514,9 @@ public final class TcpTransport implements Transport
             catch (final IOException | RuntimeException ex)
             {
                 scheduleReconnect(m.id());
-                if (null != memberConnections[m.id()])
+                final TcpConnection c = connections.removeDialled(m.id());
+                if (null != c)
                 {
-                    final TcpConnection c = memberConnections[m.id()];
-                    memberConnections[m.id()] = null;
-                    all.remove(c);
                     CloseHelper.quietClose(c.channel);
                 }
             }
@@ -615,15 +577,7 @@ public final class TcpTransport implements Transport
             startHandshake(c);
         }
         c.tlsDecided = true;
-        c.localNonce = nonce();
-        final HelloEncoder hello = new HelloEncoder()
-            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
-            .memberId(selfId)
-            .segmentLength(segmentLength)
-            .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
-            .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH);
-        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + hello.encodedLength());
-        if (null == secret)
+        if (hello.sayHello(c))
         {
             c.stage = TcpConnection.Stage.READY;
             c.connected = true;
@@ -639,32 +593,14 @@ public final class TcpTransport implements Transport
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} connected to {1}", selfId, c.connectTo);
     }
 
-    private byte[] nonce()
-    {
-        final byte[] nonce = new byte[ClusterSecret.NONCE_LENGTH];
-        random.nextBytes(nonce);
-        return nonce;
-    }
-
     private void startHandshake(final TcpConnection c)
     {
-        c.handshakeDeadlineNs = nowNs + HANDSHAKE_TIMEOUT_NS;
-        handshakesPending++;
+        connections.startHandshake(c, nowNs + HANDSHAKE_TIMEOUT_NS);
     }
 
     private void endHandshake(final TcpConnection c)
     {
-        if (c.handshakeDeadlineNs > 0)
-        {
-            c.handshakeDeadlineNs = 0;
-            handshakesPending--;
-        }
-        if (c.holdsHandshakeSlot)
-        {
-            c.holdsHandshakeSlot = false;
-            handshakeSlotsHeld--;
-        }
-        c.stage = TcpConnection.Stage.READY;
+        connections.endHandshake(c);
     }
 
     private void accept()
@@ -675,20 +611,19 @@ public final class TcpTransport implements Transport
             // Bounded per poll, so that a flood of connects cannot keep the member's thread from everything else.
             for (int accepted = 0; accepted < ACCEPTS_PER_POLL && null != (channel = server.accept()); accepted++)
             {
-                if (handshakeSlotsHeld >= limits.maxHandshakes())
+                final TcpConnection evicted = connections.handshakeSlotsHeld() >= limits.maxHandshakes() ?
+                    connections.evictionCandidate() : null;
+                if (null != evicted)
                 {
-                    evictOldestHandshake();
+                    disconnect(evicted, "evicted: " + limits.maxHandshakes() + " connections were in their handshake");
                 }
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection c = new TcpConnection(channel, -1, readBufferLength, writeBufferLength);
-                c.markOpenForHandshake(handshakeBuffers);
+                c.markOpenForHandshake(connections.handshakeBuffers());
                 c.stage = TcpConnection.Stage.AWAIT_HELLO;
-                startHandshake(c);
-                c.holdsHandshakeSlot = true;
-                handshakeSlotsHeld++;
+                connections.addAccepted(c, nowNs + HANDSHAKE_TIMEOUT_NS);
                 c.key = channel.register(selector, SelectionKey.OP_READ, c);
-                all.add(c);
                 // A genuine peer says Hello as soon as it connects: read it now, so that its handshake moves on before
                 // the connects queued behind it can crowd it out.
                 read(c);
@@ -700,45 +635,10 @@ public final class TcpTransport implements Transport
         }
     }
 
-    /**
-     * Make room for one more accepted connection by closing the oldest silent one (no Hello, and nothing the TLS
-     * engine could act on: see {@link #isSilent}), or if none is silent, the one longest in its handshake. A peer that
-     * says Hello at once, as members, tools and clients do, is past this stage before the silent ones queued around it:
-     * refusing new connections instead would lock out a reconnecting member for as long as a flood lasts.
-     */
-    private void evictOldestHandshake()
-    {
-        TcpConnection oldest = null;
-        for (int i = 0; i < all.size(); i++)
-        {
-            final TcpConnection c = all.get(i);
-            if (c.holdsHandshakeSlot && (null == oldest || (isSilent(c) != isSilent(oldest) ? isSilent(c) :
-                c.handshakeDeadlineNs < oldest.handshakeDeadlineNs)))
-            {
-                oldest = c;
-            }
-        }
-        if (null != oldest)
-        {
-            disconnect(oldest, "evicted: " + limits.maxHandshakes() + " connections were in their handshake");
-        }
-    }
-
-    /**
-     * Accepted and has said nothing the member could act on: no Hello, and no whole TLS handshake message (see
-     * {@link TlsLink#spoke}). A connection whose handshake moved on, or whose whole record waits for this member's
-     * share of handshake work, has spoken and is not evicted before these; one that sent only part of a record, or a
-     * record holding part of a ClientHello, has not (a flood of those would otherwise keep a restarting member's
-     * connection the oldest that spoke, and evict it).
-     */
-    private static boolean isSilent(final TcpConnection c)
-    {
-        return TcpConnection.Stage.AWAIT_HELLO == c.stage && (null == c.tls || !c.tls.spoke());
-    }
 
     private void read(final TcpConnection c)
     {
-        readAvailable(c);
+        reader.read(c);
         if (c.open && null != c.tls && c.tls.starved() && !c.readQueued)
         {
             // Stopped at the end of the poll's share of records without data, with records already out of the
@@ -748,478 +648,42 @@ public final class TcpTransport implements Transport
         }
     }
 
-    private void readAvailable(final TcpConnection c)
-    {
-        if (c.connectTo < 0 && null != c.tls && !c.tls.handshakeDone() && !mayWorkOnHandshake(c))
-        {
-            return;
-        }
-        boolean fromSocket = true;
-        do
-        {
-            final int read;
-            try
-            {
-                read = fill(c, fromSocket);
-            }
-            catch (final IOException ex)
-            {
-                disconnect(c, ex instanceof SSLException ? TlsPolicy.failure(c, ex) : null);
-                return;
-            }
-            if (read < 0)
-            {
-                disconnect(c, closedReason(c));
-                return;
-            }
-            if (null != c.tls && c.connectTo >= 0 && c.handshakeDeadlineNs > 0 &&
-                TcpConnection.Stage.READY == c.stage && c.tls.handshakeDone())
-            {
-                // Dialled without a secret: the TLS handshake was all the handshake there is.
-                endHandshake(c);
-            }
-            if (!c.open || c.tlsDeferred || (0 == read && !fromSocket))
-            {
-                // Closed; or waiting for its share of handshake work; or nothing more to decrypt for now.
-                return;
-            }
-            fromSocket = false;
-        }
-        // A TLS link may hold decrypted bytes the read buffer had no room for: read on once frames made room, up to
-        // the poll's share of records without data.
-        while (readFrames(c) && null != c.tls && c.tls.hasBuffered() && c.readBuffer.hasRemaining() &&
-            !c.tls.starved());
-    }
-
-    /**
-     * An accepted connection in its TLS handshake: take what the socket has, and spend one of this poll's handshake
-     * reads on it only once a whole record is there. A peer that sends a record a byte at a time costs no share,
-     * and, holding no whole record, stays among the first to be evicted ({@link #isSilent}).
-     *
-     * @return true if the engine may work on the connection now.
-     */
-    private boolean mayWorkOnHandshake(final TcpConnection c)
-    {
-        try
-        {
-            if (c.tls.readSocket(c.channel) < 0)
-            {
-                disconnect(c, closedReason(c));
-                return false;
-            }
-        }
-        catch (final IOException ex)
-        {
-            disconnect(c, null);
-            return false;
-        }
-        return c.tls.holdsWholeRecord() && tls.takeHandshakeRead(c);
-    }
-
-    /**
-     * Why the peer closed, where it says something: in the middle of a message, in the TLS handshake, or, for a member
-     * this side dialled, before it answered anything (it refused this side: its own log says why).
-     */
-    private static String closedReason(final TcpConnection c)
-    {
-        if (c.readBuffer.position() > 0)
-        {
-            return "connection closed in the middle of a message";
-        }
-        if (null != c.tls && !c.tls.handshakeDone())
-        {
-            return TlsPolicy.failure(c, null);
-        }
-        if (c.connectTo >= 0 && !c.heardFrom)
-        {
-            return "member " + c.connectTo + " closed the connection before answering: it refused this side (its " +
-                "log and tool errors say why: TLS required (lockstep.tls.links), a wrong secret, a bound) or is " +
-                "stopping";
-        }
-        return null;
-    }
-
-    /**
-     * Plain bytes into the read buffer: from the socket, or, on a TLS link, decrypted from the records it sent.
-     *
-     * @param fromSocket false: only what a TLS link already holds.
-     * @return the bytes added, or -1 at the end of the stream.
-     */
-    private int fill(final TcpConnection c, final boolean fromSocket) throws IOException
-    {
-        if (null != c.tls)
-        {
-            return fromSocket ? c.tls.read(c.channel, c.readBuffer) : c.tls.decrypt(c.channel, c.readBuffer);
-        }
-        if (!fromSocket)
-        {
-            return 0;
-        }
-        final int read = c.channel.read(c.readBuffer);
-        return read > 0 && !c.tlsDecided ? detectTls(c, read) : read;
-    }
-
-    /** An accepted connection's first bytes: TLS or the clear (see {@link TlsPolicy#classify}). */
-    private int detectTls(final TcpConnection c, final int read) throws IOException
-    {
-        final TlsPolicy.FirstBytes first = TlsPolicy.classify(c.readView, c.readBuffer.position());
-        if (TlsPolicy.FirstBytes.UNDECIDED == first)
-        {
-            return read;
-        }
-        c.tlsDecided = true;
-        if (TlsPolicy.FirstBytes.CLEAR == first)
-        {
-            return read;
-        }
-        c.tls = tls.accept();
-        if (null == c.tls)
-        {
-            disconnect(c, TlsPolicy.noFilesReason());
-            return 0;
-        }
-        c.readBuffer.flip();
-        c.tls.takeFirstBytes(c.readBuffer);
-        c.readBuffer.clear();
-        return c.tls.holdsWholeRecord() && tls.takeHandshakeRead(c) ? c.tls.decrypt(c.channel, c.readBuffer) : 0;
-    }
-
-    /**
-     * Deliver every whole frame in the read buffer, and keep the rest.
-     *
-     * @return false if the connection was closed.
-     */
-    private boolean readFrames(final TcpConnection c)
-    {
-        int offset = 0;
-        final int limit = c.readBuffer.position();
-        while (limit - offset >= LENGTH_PREFIX)
-        {
-            final int length = c.readView.getInt(offset, ByteOrder.LITTLE_ENDIAN);
-            if (length < MessageHeaderDecoder.ENCODED_LENGTH || length > maxMessageLength)
-            {
-                disconnect(c, "bad message length " + length);
-                return false;
-            }
-            final boolean handshaking = TcpConnection.Stage.READY != c.stage;
-            if (handshaking && length > TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH)
-            {
-                // Only a handshake message may come next, and they are small: a longer frame is garbage, and
-                // waiting for it would hold a connection on a buffer it can never fill.
-                disconnect(c, "a message of " + length + " bytes during the handshake, where only handshake " +
-                    "messages (at most " + TcpConnection.MAX_HANDSHAKE_MESSAGE_LENGTH + " bytes) may come");
-                return false;
-            }
-            if (limit - offset - LENGTH_PREFIX < length)
-            {
-                break;
-            }
-            final int messageOffset = offset + LENGTH_PREFIX;
-            offset = messageOffset + length;
-            if (!validator.isValid(c.readView, messageOffset, length))
-            {
-                disconnect(c, validator.reason());
-                return false;
-            }
-            headerDecoder.wrap(c.readView, messageOffset);
-            if (!deliver(c, messageOffset, length, handshaking))
-            {
-                return false;
-            }
-        }
-        if (offset > 0 && c.endpoint >= CLIENT_ENDPOINT_BASE)
-        {
-            c.lastHeardNs = nowNs;
-        }
-        if (offset > 0 && !c.heardFrom)
-        {
-            c.heardFrom = true;
-            if (c.connectTo >= 0)
-            {
-                // Only now: a member that takes the socket and then refuses this side is retried with a growing
-                // backoff, not every 10 ms.
-                backoffNs[c.connectTo] = MIN_BACKOFF_NS;
-            }
-        }
-        c.readBuffer.limit(limit).position(offset);
-        c.readBuffer.compact();
-        if (TcpConnection.Stage.READY == c.stage && !c.readBuffer.hasRemaining() && !c.growReadBufferForMore())
-        {
-            // Full, with a frame still coming: it did not fit the budget for clients' buffers, or the JVM's memory.
-            disconnect(c, "a frame of " + c.readView.getInt(0, ByteOrder.LITTLE_ENDIAN) + " bytes does not fit " +
-                "the buffers left for clients (" + clientBudget.used() + " bytes in use; " +
-                "lockstep.client.buffers.max.bytes)");
-            return false;
-        }
-        return true;
-    }
-
-    /**
-     * One message that passed the {@link FrameValidator}, to the handshake or to the handler. A decoder that still
-     * throws (an enum value the schema does not have, say) closes this connection only: the message was at fault,
-     * not the member. Anything else thrown is the member's own failure and goes on up.
-     *
-     * @return false if the connection was closed and nothing more of it may be read.
-     */
-    private boolean deliver(final TcpConnection c, final int messageOffset, final int length, final boolean handshaking)
-    {
-        try
-        {
-            if (handshaking)
-            {
-                return onHandshake(c, messageOffset);
-            }
-            if (isHandshake())
-            {
-                disconnect(c, "a handshake message (template " + headerDecoder.templateId() + ") after the " +
-                    "handshake");
-                return false;
-            }
-            if (HeartbeatDecoder.TEMPLATE_ID == headerDecoder.templateId() &&
-                HeartbeatDecoder.SCHEMA_ID == headerDecoder.schemaId())
-            {
-                // Only a sign of life: the read pass already counted it.
-                return true;
-            }
-            handler.onMessage(c.endpoint, c.readView, messageOffset, length);
-            return c.channel.isOpen();
-        }
-        catch (final RuntimeException ex)
-        {
-            if (!DecoderFaults.isDecoderFault(ex, validator.shapes()))
-            {
-                throw ex;
-            }
-            disconnect(c, "could not decode template " + c.readView.getShort(messageOffset + 2,
-                ByteOrder.LITTLE_ENDIAN) + " of schema " + c.readView.getShort(messageOffset + 4,
-                ByteOrder.LITTLE_ENDIAN) + ": " + ex);
-            return false;
-        }
-    }
-
-    private boolean onHandshake(final TcpConnection c, final int messageOffset)
+    private boolean onHandshake(final TcpConnection c, final MessageHeaderDecoder header, final int messageOffset)
     {
         final int body = messageOffset + MessageHeaderDecoder.ENCODED_LENGTH;
-        final int templateId = isHandshake() ? headerDecoder.templateId() : -1;
-        switch (c.stage)
+        switch (hello.onMessage(c, header, body, tls, limits, connections.openClients()))
         {
-            case AWAIT_HELLO:
-                if (HelloDecoder.TEMPLATE_ID == templateId)
-                {
-                    helloDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
-                    return onHello(c);
-                }
-                break;
-            case AWAIT_PROOF:
-                if (HelloProofDecoder.TEMPLATE_ID == templateId)
-                {
-                    proofDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
-                    return onProof(c);
-                }
-                break;
-            case AWAIT_REPLY:
-                if (HelloReplyDecoder.TEMPLATE_ID == templateId)
-                {
-                    replyDecoder.wrap(c.readView, body, headerDecoder.blockLength(), headerDecoder.version());
-                    return onReply(c);
-                }
-                break;
+            case REFUSED:
+                disconnect(c, hello.refusal());
+                return false;
+            case REGISTER:
+                return register(c, hello.peerId(), hello.trusted());
+            case CONNECTED:
+                endHandshake(c);
+                c.trusted = true;
+                c.connected = true;
+                return true;
             default:
-                break;
+                return true;
         }
-        disconnect(c, "expected " + expected(c.stage) + " but got template " + headerDecoder.templateId() +
-            " of schema " + headerDecoder.schemaId());
-        return false;
-    }
-
-    private static String expected(final TcpConnection.Stage stage)
-    {
-        return switch (stage)
-        {
-            case AWAIT_HELLO -> "Hello first";
-            case AWAIT_PROOF -> "HelloProof";
-            case AWAIT_REPLY -> "HelloReply";
-            default -> "nothing";
-        };
-    }
-
-    /** Accepting side: who is speaking, and whether they will prove the secret. */
-    // Longer than the method bound: the checks a Hello meets, in order: a reviewer reads the whole gate at once.
-    @SuppressWarnings("checkstyle:MethodLength")
-    private boolean onHello(final TcpConnection c)
-    {
-        final int peerId = helloDecoder.memberId();
-        // Raw values: a peer speaking garbage must not make the decoder throw.
-        final boolean authenticating = BooleanFlag.TRUE.value() == helloDecoder.authenticateRaw();
-        c.claimedIdentity = peerId >= 0 || authenticating;
-        if (peerId >= 0)
-        {
-            if (null == member(peerId) || peerId == selfId)
-            {
-                disconnect(c, "Hello from member id " + peerId + ", which is not a configured peer");
-                return false;
-            }
-            final String tlsRefusal = tls.memberRefusal(c, member(selfId), member(peerId));
-            if (null != tlsRefusal)
-            {
-                disconnect(c, tlsRefusal);
-                return false;
-            }
-            if (helloDecoder.segmentLength() != segmentLength)
-            {
-                disconnect(c, "member " + peerId + " uses log segment length " + helloDecoder.segmentLength() +
-                    ", this member " + segmentLength + ": positions would disagree");
-                return false;
-            }
-            if (null != secret && !authenticating)
-            {
-                disconnect(c, "refused a connection claiming to be member " + peerId + ": it did not offer to " +
-                    "prove the member secret, which this member requires (lockstep.cluster.secret.file)");
-                return false;
-            }
-        }
-        else if (null != tls.clientRefusal(c, authenticating))
-        {
-            disconnect(c, tls.clientRefusal(c, authenticating));
-            return false;
-        }
-        else if (!authenticating && clientConnections.size() - toolConnections >= limits.maxClients())
-        {
-            // Tools have slots of their own, taken once they proved the tool secret: clients cannot crowd them out.
-            disconnect(c, "refused a client connection: " + limits.maxClients() + " are open " +
-                "(lockstep.client.connections.max)");
-            return false;
-        }
-        if (!authenticating)
-        {
-            return register(c, peerId, null == secret);
-        }
-        // A member proves the member secret; a tool the tool secret, which cannot make it a member.
-        final ClusterSecret expected = peerId >= 0 ? secret : toolSecret;
-        if (null != secret && null == expected)
-        {
-            disconnect(c, "refused to trust a tool: this member has no tool secret configured " +
-                "(lockstep.tool.secret.file), so no tool can be trusted");
-            return false;
-        }
-        c.handshakeSecret = expected;
-        c.claimedId = peerId;
-        c.peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
-        helloDecoder.getNonce(c.peerNonce, 0, ClusterSecret.NONCE_LENGTH);
-        c.localNonce = nonce();
-        final HelloReplyEncoder reply = new HelloReplyEncoder()
-            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
-            .memberId(selfId)
-            .authenticate(null != secret ? BooleanFlag.TRUE : BooleanFlag.FALSE)
-            .putNonce(c.localNonce, 0, ClusterSecret.NONCE_LENGTH)
-            .putProof(null == expected ? new byte[ClusterSecret.PROOF_LENGTH] : expected.proof(
-                ClusterSecret.Role.ACCEPTOR, c.peerNonce, c.localNonce, peerId, selfId), 0, ClusterSecret.PROOF_LENGTH);
-        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + reply.encodedLength());
-        if (null == secret)
-        {
-            // The peer will hang up on learning this member has no secret; if it does not, it is an open cluster.
-            return register(c, peerId, true);
-        }
-        c.stage = TcpConnection.Stage.AWAIT_PROOF;
-        return true;
-    }
-
-    /** Accepting side: the connector's proof, after it checked this member's. */
-    private boolean onProof(final TcpConnection c)
-    {
-        final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
-        proofDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
-        if (!c.handshakeSecret.verify(proof, ClusterSecret.Role.CONNECTOR, c.peerNonce, c.localNonce, c.claimedId,
-            selfId))
-        {
-            disconnect(c, c.claimedId >= 0 ? "refused a connection claiming to be member " + c.claimedId + ": wrong " +
-                "proof of the member secret (another cluster's, a tool's, or not a member)" : "refused to trust a " +
-                "tool: wrong proof of the tool secret (lockstep.tool.secret.file)");
-            return false;
-        }
-        return register(c, c.claimedId, true);
-    }
-
-    /** Connecting side: the member proves itself first; then this side does. */
-    private boolean onReply(final TcpConnection c)
-    {
-        if (replyDecoder.memberId() != c.connectTo)
-        {
-            disconnect(c, "dialled member " + c.connectTo + " but member " + replyDecoder.memberId() + " answered");
-            return false;
-        }
-        if (BooleanFlag.TRUE.value() != replyDecoder.authenticateRaw())
-        {
-            disconnect(c, "member " + c.connectTo + " has no secret configured but this side has one: give every " +
-                "member the same lockstep.cluster.secret.file, and every member and tool host the same " +
-                "lockstep.tool.secret.file");
-            return false;
-        }
-        final byte[] peerNonce = new byte[ClusterSecret.NONCE_LENGTH];
-        replyDecoder.getNonce(peerNonce, 0, ClusterSecret.NONCE_LENGTH);
-        final byte[] proof = new byte[ClusterSecret.PROOF_LENGTH];
-        replyDecoder.getProof(proof, 0, ClusterSecret.PROOF_LENGTH);
-        if (!secret.verify(proof, ClusterSecret.Role.ACCEPTOR, c.localNonce, peerNonce, selfId, c.connectTo))
-        {
-            disconnect(c, "member " + c.connectTo + " failed to prove the " + (selfId >= 0 ? "member" : "tool") +
-                " secret (a different secret, or " +
-                "not a member of this cluster)");
-            return false;
-        }
-        final HelloProofEncoder answer = new HelloProofEncoder()
-            .wrapAndApplyHeader(helloBuffer, 0, headerEncoder)
-            .putProof(secret.proof(ClusterSecret.Role.CONNECTOR, c.localNonce, peerNonce, selfId, c.connectTo), 0,
-                ClusterSecret.PROOF_LENGTH);
-        c.enqueue(helloBuffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + answer.encodedLength());
-        endHandshake(c);
-        c.trusted = true;
-        c.connected = true;
-        return true;
     }
 
     /** Accepting side: the handshake is done; the connection becomes a member's or a client's endpoint. */
     private boolean register(final TcpConnection c, final int peerId, final boolean trusted)
     {
-        endHandshake(c);
-        c.trusted = trusted;
-        c.connected = true;
-        if (peerId < 0)
+        final TcpConnection previous = peerId >= 0 ? connections.member(peerId) : null;
+        final String refusal = connections.register(c, peerId, trusted, null != secret, nowNs);
+        if (null != refusal)
         {
-            if (trusted && null != secret)
-            {
-                if (toolConnections >= MAX_TOOL_CONNECTIONS)
-                {
-                    disconnect(c, "refused a tool connection: " + MAX_TOOL_CONNECTIONS + " are open");
-                    return false;
-                }
-                c.tool = true;
-                toolConnections++;
-            }
-            c.budget = clientBudget;
-            c.endpoint = nextClientEndpoint++;
-            c.lastHeardNs = nowNs;
-            clientConnections.put(c.endpoint, c);
-            return true;
+            disconnect(c, refusal);
+            return false;
         }
-        c.growWriteBufferToFull();
-        c.growReadBufferToFull();
-        final TcpConnection previous = memberConnections[peerId];
         if (null != previous && previous != c)
         {
             // The peer reconnected (it restarted, or saw the old connection die first): the new one wins.
             disconnect(previous, null);
         }
-        c.endpoint = peerId;
-        memberConnections[peerId] = c;
         return true;
-    }
-
-    /** Template ids are per schema: the handshake is templates 10-12 of the client protocol, and nothing else. */
-    private boolean isHandshake()
-    {
-        final int templateId = headerDecoder.templateId();
-        return headerDecoder.schemaId() == HelloDecoder.SCHEMA_ID && (templateId == HelloDecoder.TEMPLATE_ID ||
-            templateId == HelloReplyDecoder.TEMPLATE_ID || templateId == HelloProofDecoder.TEMPLATE_ID);
     }
 
     private void disconnect(final TcpConnection c, final String reason)
@@ -1231,16 +695,6 @@ public final class TcpTransport implements Transport
                 reason);
             problems.onProblem(identity ? "identity" : "connection", reason);
         }
-        if (c.handshakeDeadlineNs > 0)
-        {
-            c.handshakeDeadlineNs = 0;
-            handshakesPending--;
-        }
-        if (c.holdsHandshakeSlot)
-        {
-            c.holdsHandshakeSlot = false;
-            handshakeSlotsHeld--;
-        }
         c.open = false;
         c.connected = false;
         if (null != c.key)
@@ -1248,25 +702,8 @@ public final class TcpTransport implements Transport
             c.key.cancel();
         }
         CloseHelper.quietClose(c.channel);
-        if (c.connectTo < 0)
-        {
-            c.releaseBudget();
-            c.releaseBuffers(handshakeBuffers);
-        }
-        all.remove(c);
+        connections.remove(c);
         tls.forget(c);
-        if (c.endpoint >= CLIENT_ENDPOINT_BASE)
-        {
-            clientConnections.remove(c.endpoint);
-            if (c.tool)
-            {
-                toolConnections--;
-            }
-        }
-        else if (c.endpoint >= 0 && memberConnections[c.endpoint] == c)
-        {
-            memberConnections[c.endpoint] = null;
-        }
         if (c.connectTo >= 0)
         {
             scheduleReconnect(c.connectTo);
@@ -1277,6 +714,54 @@ public final class TcpTransport implements Transport
     {
         nextConnectNs[memberId] = nowNs + backoffNs[memberId];
         backoffNs[memberId] = Math.min(MAX_BACKOFF_NS, backoffNs[memberId] * 2);
+    }
+
+    /** Whole messages came from a connection: a client is alive; a member dialled has answered. */
+    private void heard(final TcpConnection c)
+    {
+        if (c.endpoint >= CLIENT_ENDPOINT_BASE)
+        {
+            c.lastHeardNs = nowNs;
+        }
+        if (!c.heardFrom)
+        {
+            c.heardFrom = true;
+            if (c.connectTo >= 0)
+            {
+                // Only now: a member that takes the socket and then refuses this side is retried with a growing
+                // backoff, not every 10 ms.
+                backoffNs[c.connectTo] = MIN_BACKOFF_NS;
+            }
+        }
+    }
+
+    /** The reader's view of this transport, kept off the public class. */
+    private final class ReaderOwner implements ConnectionReader.Owner
+    {
+        public void disconnect(final TcpConnection c, final String reason)
+        {
+            TcpTransport.this.disconnect(c, reason);
+        }
+
+        public void endHandshake(final TcpConnection c)
+        {
+            TcpTransport.this.endHandshake(c);
+        }
+
+        public boolean onHandshake(final TcpConnection c, final MessageHeaderDecoder header, final int messageOffset)
+        {
+            return TcpTransport.this.onHandshake(c, header, messageOffset);
+        }
+
+        public void heard(final TcpConnection c)
+        {
+            TcpTransport.this.heard(c);
+        }
+
+        public long clientBytesInUse()
+        {
+            return connections.clientBudget().used();
+        }
     }
 
     private Member member(final int id)
