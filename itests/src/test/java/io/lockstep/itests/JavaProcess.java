@@ -1,5 +1,7 @@
 package io.lockstep.itests;
 
+import io.lockstep.cluster.JvmOptions;
+
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,9 +24,9 @@ final class JavaProcess
     static Result run(final String mainClass, final String... args) throws Exception
     {
         final List<String> command = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "-cp", System.getProperty("java.class.path"), mainClass));
+            Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(JvmOptions.REQUIRED);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(List.of(args));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         if (!process.waitFor(60, TimeUnit.SECONDS))

@@ -6,6 +6,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
 import io.lockstep.cluster.ClusteredService;
+import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.Member;
@@ -174,12 +175,11 @@ public final class ContainerCluster implements TestCluster
 
     private static List<String> commandList(final String classPath)
     {
-        return List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-            // As bin/lockstep node: without it every start and restart would rehearse for seconds first.
-            "-XX:PerMethodTrapLimit=0",
-            "-XX:+UseSerialGC", "-Xmx256m", "-cp", classPath, ClusterNode.class.getName(),
-            "--config", "/app/conf/node.properties");
+        // As bin/lockstep node, JIT setting included: without it every start and restart would rehearse first.
+        final List<String> command = new ArrayList<>(JvmOptions.member());
+        command.addAll(List.of("-XX:+UseSerialGC", "-Xmx256m", "-cp", classPath, ClusterNode.class.getName(),
+            "--config", "/app/conf/node.properties"));
+        return command;
     }
 
     private static String[] command(final String classPath)

@@ -1,5 +1,6 @@
 package io.lockstep.testkit;
 
+import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
@@ -283,14 +284,9 @@ public final class LocalCluster implements AutoCloseable
     public void start(final int i) throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m",
-            // As bin/lockstep node: C2 compiles branches not yet taken too, so that the first segment rollover does
-            // not deoptimise the append path (measured: a 17-25 ms stall on every member at 10k msg/s).
-            "-XX:PerMethodTrapLimit=0",
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens", "java.base/java.nio=ALL-UNNAMED"));
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m"));
+        // As bin/lockstep node, the member's JIT setting included.
+        command.addAll(JvmOptions.member());
         // Extra options for member JVMs (profiling, GC settings): -Dlockstep.member.jvmArgs="..." with {id} for the id.
         final String extra = System.getProperty("lockstep.member.jvmArgs", "").trim();
         if (!extra.isEmpty())

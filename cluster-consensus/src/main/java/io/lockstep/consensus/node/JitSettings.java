@@ -1,6 +1,7 @@
 package io.lockstep.consensus.node;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import io.lockstep.cluster.JvmOptions;
 
 import java.lang.management.ManagementFactory;
 
@@ -14,7 +15,7 @@ import java.lang.management.ManagementFactory;
  */
 final class JitSettings
 {
-    static final String FLAG = "-XX:PerMethodTrapLimit=0";
+    static final String FLAG = JvmOptions.MEMBER_JIT;
     private static final System.Logger LOGGER = System.getLogger(JitSettings.class.getName());
     /** Guarded by the class: the first member started in this JVM rehearses, the others find it done. */
     private static boolean rehearsed;
