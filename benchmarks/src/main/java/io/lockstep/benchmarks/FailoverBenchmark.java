@@ -3,7 +3,7 @@ package io.lockstep.benchmarks;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.examples.EchoService;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 

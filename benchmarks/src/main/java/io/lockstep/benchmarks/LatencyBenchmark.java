@@ -5,7 +5,7 @@ import io.lockstep.cluster.transport.DevCertificates;
 import io.lockstep.cluster.transport.TlsFiles;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.examples.EchoService;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;

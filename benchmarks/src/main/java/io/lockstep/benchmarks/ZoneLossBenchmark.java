@@ -5,7 +5,7 @@ import io.lockstep.cluster.transport.DevCertificates;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.consensus.tool.ClusterTool;
 import io.lockstep.examples.EchoService;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.ByteArrayOutputStream;

@@ -9,7 +9,7 @@ import io.lockstep.examples.matching.codecs.MessageHeaderDecoder;
 import io.lockstep.examples.matching.codecs.MessageHeaderEncoder;
 import io.lockstep.examples.matching.codecs.NewOrderEncoder;
 import io.lockstep.examples.matching.codecs.OrderSide;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 

@@ -1,6 +1,6 @@
 package io.lockstep.itests;
 
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

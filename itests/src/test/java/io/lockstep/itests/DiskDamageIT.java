@@ -1,7 +1,7 @@
 package io.lockstep.itests;
 
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import io.lockstep.testkit.LogAudit;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;

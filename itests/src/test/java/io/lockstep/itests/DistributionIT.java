@@ -1,6 +1,6 @@
 package io.lockstep.itests;
 
-import io.lockstep.testkit.FreePorts;
+import io.lockstep.localcluster.FreePorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

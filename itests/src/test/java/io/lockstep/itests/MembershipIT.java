@@ -2,7 +2,7 @@ package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

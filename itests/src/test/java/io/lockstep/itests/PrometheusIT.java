@@ -1,8 +1,8 @@
 package io.lockstep.itests;
 
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.FreePorts;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.FreePorts;
+import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

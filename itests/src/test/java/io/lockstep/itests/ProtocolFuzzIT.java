@@ -17,7 +17,7 @@ import io.lockstep.consensus.codecs.RequestVoteEncoder;
 import io.lockstep.consensus.codecs.ShutdownRequestEncoder;
 import io.lockstep.consensus.codecs.SuspendRequestEncoder;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

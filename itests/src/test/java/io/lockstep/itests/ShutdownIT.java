@@ -2,7 +2,7 @@ package io.lockstep.itests;
 
 import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

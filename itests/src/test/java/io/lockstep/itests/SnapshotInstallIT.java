@@ -6,7 +6,7 @@ import io.lockstep.consensus.node.ThreadingSettings;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.examples.kv.KeyValueClient;
 import io.lockstep.examples.kv.KeyValueService;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -4,7 +4,7 @@ import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.DevCertificates;
 import io.lockstep.cluster.transport.TlsFiles;
 import io.lockstep.consensus.tool.AdminClient;
-import io.lockstep.testkit.LocalCluster;
+import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -14,6 +14,7 @@ import io.lockstep.consensus.node.ClusterNode;
 import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.localcluster.FreePorts;
 import org.agrona.IoUtil;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;

@@ -3,6 +3,7 @@ package io.lockstep.testkit;
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.tool.AdminClient;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.IoUtil;
 
 import java.io.IOException;

@@ -7,8 +7,6 @@
  *   <li>{@link TestCluster}: three members of your service in containers where a Docker engine
  *   answers ({@link ContainerCluster}: kill, pause, isolate, restart, wipe), or as processes on
  *   loopback where none does ({@link ProcessCluster}), with a client and an admin client.</li>
- *   <li>{@link LocalCluster}: members as JVM processes on loopback from configuration files, as
- *   the demo and the benchmarks run them.</li>
  *   <li>{@link LogAudit}: reads a member's log on disk, to check what was acknowledged.</li>
  * </ul>
  * Nothing here runs inside a member. To start members in your test's own JVM, use

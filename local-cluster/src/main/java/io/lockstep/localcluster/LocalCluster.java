@@ -1,4 +1,4 @@
-package io.lockstep.testkit;
+package io.lockstep.localcluster;
 
 import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.ClusterSecret;
@@ -261,8 +261,9 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * This JVM's class path less the test kit's and the simulation's own jars: a member never holds those (inside a
-     * Maven build they are directories of classes, which members may keep: they are not what a user deploys).
+     * This JVM's class path less this module's, the test kit's and the simulation's jars: a member never holds those
+     * (inside a Maven build they are directories of classes, which members may keep: they are not what a user
+     * deploys).
      */
     static String memberClassPath()
     {
@@ -270,7 +271,7 @@ public final class LocalCluster implements AutoCloseable
         for (final String entry : System.getProperty("java.class.path").split(File.pathSeparator))
         {
             final String name = Path.of(entry).getFileName().toString();
-            if (!name.startsWith("testkit-") && !name.startsWith("simulation-"))
+            if (!name.startsWith("testkit-") && !name.startsWith("simulation-") && !name.startsWith("local-cluster-"))
             {
                 cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
             }

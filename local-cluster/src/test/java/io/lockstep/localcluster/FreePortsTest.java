@@ -1,4 +1,4 @@
-package io.lockstep.testkit;
+package io.lockstep.localcluster;
 
 import org.junit.jupiter.api.Test;
 

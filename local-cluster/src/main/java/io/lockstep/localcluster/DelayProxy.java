@@ -1,4 +1,4 @@
-package io.lockstep.testkit;
+package io.lockstep.localcluster;
 
 import java.io.IOException;
 import java.io.InputStream;
