@@ -64,7 +64,7 @@ public final class SnapshotStore
     }
 
     /**
-     * Start writing a snapshot. Nothing is visible until {@link SnapshotWriter#complete()}.
+     * Start writing a snapshot. Nothing is visible until {@link SnapshotFileWriter#complete()}.
      *
      * @param serviceId   service the snapshot belongs to (non-negative).
      * @param term        term at the log position.
@@ -72,7 +72,7 @@ public final class SnapshotStore
      * @param timestamp   log time at the snapshot.
      * @return the writer.
      */
-    public SnapshotWriter newSnapshot(final int serviceId, final long term, final long logPosition,
+    public SnapshotFileWriter newSnapshot(final int serviceId, final long term, final long logPosition,
         final long timestamp)
     {
         if (serviceId < 0 || term < 0 || logPosition < 0)
@@ -80,7 +80,7 @@ public final class SnapshotStore
             throw new IllegalArgumentException("serviceId, term and logPosition must be >= 0");
         }
         final String location = "snapshot-" + logPosition + "-" + serviceId + "-" + term + ".snap";
-        return new SnapshotWriter(directory, location, maxFragmentLength, serviceId, term, logPosition, timestamp);
+        return new SnapshotFileWriter(directory, location, maxFragmentLength, serviceId, term, logPosition, timestamp);
     }
 
     /**
@@ -114,9 +114,9 @@ public final class SnapshotStore
      * @return a reader that checks every frame as it reads.
      * @throws ArchiveException with {@code CORRUPT_SNAPSHOT} if the header is damaged.
      */
-    public SnapshotReader openReader(final String location)
+    public SnapshotFileReader openReader(final String location)
     {
-        return new SnapshotReader(directory.resolve(location), maxFragmentLength);
+        return new SnapshotFileReader(directory.resolve(location), maxFragmentLength);
     }
 
     /**
@@ -128,7 +128,7 @@ public final class SnapshotStore
      */
     public SnapshotInfo verify(final String location)
     {
-        try (SnapshotReader reader = openReader(location))
+        try (SnapshotFileReader reader = openReader(location))
         {
             while (!reader.isDone())
             {

@@ -26,7 +26,7 @@ class SnapshotStoreTest
     {
         final SnapshotStore store = SnapshotStore.open(dir, 4096);
         final SnapshotInfo info;
-        try (SnapshotWriter writer = store.newSnapshot(3, 7, 123_456, 99))
+        try (SnapshotFileWriter writer = store.newSnapshot(3, 7, 123_456, 99))
         {
             for (int i = 0; i < 100; i++)
             {
@@ -39,7 +39,7 @@ class SnapshotStoreTest
         assertEquals(List.of(info.location()), store.list().stream().map(SnapshotInfo::location).toList());
 
         final List<byte[]> read = new ArrayList<>();
-        try (SnapshotReader reader = store.openReader(info.location()))
+        try (SnapshotFileReader reader = store.openReader(info.location()))
         {
             assertEquals(3, reader.info().serviceId());
             assertEquals(7, reader.info().term());
@@ -61,7 +61,7 @@ class SnapshotStoreTest
     void abandonedSnapshotLeavesNothingBehind() throws Exception
     {
         final SnapshotStore store = SnapshotStore.open(dir, 4096);
-        try (SnapshotWriter writer = store.newSnapshot(0, 1, 64, 0))
+        try (SnapshotFileWriter writer = store.newSnapshot(0, 1, 64, 0))
         {
             writer.append(new UnsafeBuffer(new byte[100]), 0, 100);
         }
@@ -77,7 +77,7 @@ class SnapshotStoreTest
     {
         final SnapshotStore store = SnapshotStore.open(dir, 1024);
         final SnapshotInfo info;
-        try (SnapshotWriter writer = store.newSnapshot(0, 1, 64, 0))
+        try (SnapshotFileWriter writer = store.newSnapshot(0, 1, 64, 0))
         {
             for (int i = 0; i < 5; i++)
             {
@@ -104,7 +104,7 @@ class SnapshotStoreTest
     {
         final SnapshotStore store = SnapshotStore.open(dir, 1024);
         final SnapshotInfo info;
-        try (SnapshotWriter writer = store.newSnapshot(0, 1, 64, 0))
+        try (SnapshotFileWriter writer = store.newSnapshot(0, 1, 64, 0))
         {
             writer.append(new UnsafeBuffer(new byte[500]), 0, 500);
             info = writer.complete();

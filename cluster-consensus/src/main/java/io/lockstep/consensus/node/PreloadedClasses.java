@@ -30,7 +30,7 @@ final class PreloadedClasses
         // The first snapshot.
         "io.lockstep.consensus.log.ClusterAction",
         "org.agrona.collections.ArrayUtil",
-        "io.lockstep.archive.SnapshotWriter",
+        "io.lockstep.archive.SnapshotFileWriter",
         "io.lockstep.archive.SnapshotInfo",
         "io.lockstep.archive.codecs.SnapshotHeaderEncoder",
         "io.lockstep.archive.codecs.SnapshotTrailerEncoder",

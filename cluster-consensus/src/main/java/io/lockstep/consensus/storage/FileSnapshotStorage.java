@@ -2,10 +2,12 @@ package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.RecordingLog;
+import io.lockstep.archive.SnapshotFileReader;
+import io.lockstep.archive.SnapshotFileWriter;
 import io.lockstep.archive.SnapshotInfo;
 import io.lockstep.archive.SnapshotStore;
-import io.lockstep.archive.SnapshotWriter;
 import io.lockstep.archive.codecs.RecordingType;
+import io.lockstep.cluster.SnapshotReader;
 import io.lockstep.consensus.SnapshotImage;
 import io.lockstep.consensus.SnapshotStorage;
 import org.agrona.DirectBuffer;
@@ -295,7 +297,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     private SnapshotImage readImage(final String location)
     {
-        try (io.lockstep.archive.SnapshotReader reader = store.openReader(location))
+        try (SnapshotFileReader reader = store.openReader(location))
         {
             final SnapshotInfo info = reader.info();
             final SnapshotImage image = new SnapshotImage(info.logPosition(), info.term(), info.timestamp(),
@@ -463,15 +465,15 @@ public final class FileSnapshotStorage implements SnapshotStorage
      * The one write under way, made once and reused (one write at a time, handed over through the executor's queue):
      * a lambda here would be linked inside the first snapshot, on the member's thread.
      */
-    private final class WriteTask implements Runnable, io.lockstep.cluster.SnapshotReader.FragmentHandler
+    private final class WriteTask implements Runnable, SnapshotReader.FragmentHandler
     {
         private SnapshotImage image;
-        private SnapshotWriter out;
+        private SnapshotFileWriter out;
 
         public void run()
         {
             final long startNs = System.nanoTime();
-            try (SnapshotWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(),
+            try (SnapshotFileWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(),
                 image.timestamp()))
             {
                 this.out = out;

@@ -32,7 +32,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * offset in the file. {@link #complete()} adds a trailer (fragment count and bytes), makes the file durable and only
  * then renames it into the store; closing without completing deletes the partial file.
  */
-public final class SnapshotWriter implements AutoCloseable
+public final class SnapshotFileWriter implements AutoCloseable
 {
     private final Path directory;
     private final Path tmpFile;
@@ -53,7 +53,7 @@ public final class SnapshotWriter implements AutoCloseable
     private long payloadLength;
     private boolean done;
 
-    SnapshotWriter(
+    SnapshotFileWriter(
         final Path directory,
         final String location,
         final int maxFragmentLength,

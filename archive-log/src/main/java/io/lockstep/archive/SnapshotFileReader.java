@@ -29,7 +29,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * that the trailer's fragment count and length match what was read. Any mismatch is {@code CORRUPT_SNAPSHOT} naming
  * the file and offset.
  */
-public final class SnapshotReader implements AutoCloseable
+public final class SnapshotFileReader implements AutoCloseable
 {
     private final Path file;
     private final FileChannel channel;
@@ -43,7 +43,7 @@ public final class SnapshotReader implements AutoCloseable
     private long payloadLength;
     private boolean done;
 
-    SnapshotReader(final Path file, final int maxFragmentLength)
+    SnapshotFileReader(final Path file, final int maxFragmentLength)
     {
         this.file = file;
         try
