@@ -98,7 +98,7 @@ public final class ConsensusAgent implements Agent
         final ElectionStateStore electionState,
         final Random random)
     {
-        this.config = config;
+        this.config = config.validate();
         this.memberId = config.memberId();
         this.clock = clock;
         this.logClock = new LogClock(wallClock);

@@ -5,50 +5,102 @@ import io.lockstep.cluster.transport.Member;
 import java.util.List;
 
 /**
- * What a consensus agent needs to know: who it is, who the others are, and its bounds and timings.
+ * What a consensus agent needs to know: who it is, who the others are, and its bounds and timings. Set fluently, as
+ * every Lockstep configuration is ({@code new ConsensusConfig().memberId(0).members(list).timeouts(LAN)}); checked
+ * as a whole by {@link #validate()}, which the agent calls when it is made.
  */
 public final class ConsensusConfig
 {
     /** Members are tracked in bit sets of a long. */
     public static final int MAX_MEMBERS = 63;
 
-    private final int memberId;
-    private final List<Member> members;
-    private final long electionTimeoutNs;
-    private final long heartbeatIntervalNs;
-    private final int maxBlockBytes;
-    private final long maxInFlightBytes;
-    private final int maxPendingClientAppends;
+    /** Default bound on log bytes in one append request. */
+    public static final int DEFAULT_MAX_BLOCK_BYTES = 256 * 1024;
+    /** Default bound on log bytes sent to a follower and not yet acknowledged. */
+    public static final long DEFAULT_MAX_IN_FLIGHT_BYTES = 4L * 1024 * 1024;
+    /** Default bound on driver appends waiting for commit. */
+    public static final int DEFAULT_MAX_PENDING_CLIENT_APPENDS = 64 * 1024;
+
+    private int memberId = -1;
+    private List<Member> members = List.of();
+    private long electionTimeoutNs = TimeoutProfile.LAN.electionTimeoutNs();
+    private long heartbeatIntervalNs = TimeoutProfile.LAN.heartbeatIntervalNs();
+    private int maxBlockBytes = DEFAULT_MAX_BLOCK_BYTES;
+    private long maxInFlightBytes = DEFAULT_MAX_IN_FLIGHT_BYTES;
+    private int maxPendingClientAppends = DEFAULT_MAX_PENDING_CLIENT_APPENDS;
     private boolean syncStandby;
     private boolean joining;
     private int relay = -1;
 
     /**
-     * @param memberId                this member's id.
-     * @param members                 every member, this one included.
-     * @param electionTimeoutNs       base election timeout; each wait is randomised in [t, 1.5t).
-     * @param heartbeatIntervalNs     longest a leader stays silent towards a follower.
-     * @param maxBlockBytes           bound on log bytes in one append request (must fit the log's batch).
-     * @param maxInFlightBytes        bound on log bytes sent to a follower and not yet acknowledged.
-     * @param maxPendingClientAppends bound on driver appends waiting for commit.
+     * @param memberId this member's id.
+     * @return this.
      */
-    public ConsensusConfig(
-        final int memberId,
-        final List<Member> members,
-        final long electionTimeoutNs,
-        final long heartbeatIntervalNs,
-        final int maxBlockBytes,
-        final long maxInFlightBytes,
-        final int maxPendingClientAppends)
+    public ConsensusConfig memberId(final int memberId)
     {
         this.memberId = memberId;
+        return this;
+    }
+
+    /**
+     * @param members every member, this one included.
+     * @return this.
+     */
+    public ConsensusConfig members(final List<Member> members)
+    {
         this.members = List.copyOf(members);
+        return this;
+    }
+
+    /**
+     * @param profile election and heartbeat timings (default {@link TimeoutProfile#LAN}).
+     * @return this.
+     */
+    public ConsensusConfig timeouts(final TimeoutProfile profile)
+    {
+        return timeouts(profile.electionTimeoutNs(), profile.heartbeatIntervalNs());
+    }
+
+    /**
+     * @param electionTimeoutNs   base election timeout; each wait is randomised in [t, 1.5t).
+     * @param heartbeatIntervalNs longest a leader stays silent towards a follower.
+     * @return this.
+     */
+    public ConsensusConfig timeouts(final long electionTimeoutNs, final long heartbeatIntervalNs)
+    {
         this.electionTimeoutNs = electionTimeoutNs;
         this.heartbeatIntervalNs = heartbeatIntervalNs;
+        return this;
+    }
+
+    /**
+     * @param maxBlockBytes bound on log bytes in one append request (must fit the log's batch).
+     * @return this.
+     */
+    public ConsensusConfig maxBlockBytes(final int maxBlockBytes)
+    {
         this.maxBlockBytes = maxBlockBytes;
+        return this;
+    }
+
+    /**
+     * @param maxInFlightBytes bound on log bytes sent to a follower and not yet acknowledged.
+     * @return this.
+     */
+    public ConsensusConfig maxInFlightBytes(final long maxInFlightBytes)
+    {
         this.maxInFlightBytes = maxInFlightBytes;
+        return this;
+    }
+
+    /**
+     * @param maxPendingClientAppends bound on driver appends waiting for commit.
+     * @return this.
+     */
+    public ConsensusConfig maxPendingClientAppends(final int maxPendingClientAppends)
+    {
         this.maxPendingClientAppends = maxPendingClientAppends;
-        validate();
+        return this;
     }
 
     /**
@@ -56,11 +108,38 @@ public final class ConsensusConfig
      */
     public static ConsensusConfig of(final int memberId, final List<Member> members, final TimeoutProfile profile)
     {
-        return new ConsensusConfig(memberId, members, profile.electionTimeoutNs(), profile.heartbeatIntervalNs(),
-            256 * 1024, 4L * 1024 * 1024, 64 * 1024);
+        return new ConsensusConfig().memberId(memberId).members(members).timeouts(profile).validate();
     }
 
-    private void validate()
+    /**
+     * Check the settings as a whole.
+     *
+     * @return this.
+     * @throws IllegalArgumentException naming the first setting that does not fit.
+     */
+    public ConsensusConfig validate()
+    {
+        checkMembers();
+        if (heartbeatIntervalNs <= 0 || electionTimeoutNs <= 2 * heartbeatIntervalNs)
+        {
+            throw new IllegalArgumentException("election timeout must exceed two heartbeat intervals");
+        }
+        if (maxBlockBytes < 1024 || maxInFlightBytes < maxBlockBytes || maxPendingClientAppends < 1)
+        {
+            throw new IllegalArgumentException("bounds out of range");
+        }
+        if (syncStandby && members.stream().allMatch(Member::voting))
+        {
+            throw new IllegalArgumentException("the synchronous standby option needs a standby (a /nonvoting member)");
+        }
+        if (relay >= 0 && (null == member(relay) || member(relay).voting()))
+        {
+            throw new IllegalArgumentException("the relay must be a standby (a /nonvoting member), not " + relay);
+        }
+        return this;
+    }
+
+    private void checkMembers()
     {
         if (members.isEmpty() || members.size() > MAX_MEMBERS)
         {
@@ -91,14 +170,6 @@ public final class ConsensusConfig
         if (voting == 0)
         {
             throw new IllegalArgumentException("at least one voting member needed");
-        }
-        if (heartbeatIntervalNs <= 0 || electionTimeoutNs <= 2 * heartbeatIntervalNs)
-        {
-            throw new IllegalArgumentException("election timeout must exceed two heartbeat intervals");
-        }
-        if (maxBlockBytes < 1024 || maxInFlightBytes < maxBlockBytes || maxPendingClientAppends < 1)
-        {
-            throw new IllegalArgumentException("bounds out of range");
         }
     }
 
@@ -151,15 +222,10 @@ public final class ConsensusConfig
      * to the standby's zone on every commit, and commits stop while no standby answers (availability traded for no
      * loss). Off by default. Every voting member must be configured alike: each applies its own setting when it leads.
      *
-     * @return this.
-     * @throws IllegalArgumentException if there is no standby to wait for.
+     * @return this; {@link #validate()} refuses it if there is no standby to wait for.
      */
     public ConsensusConfig syncStandby(final boolean sync)
     {
-        if (sync && members.stream().allMatch(Member::voting))
-        {
-            throw new IllegalArgumentException("the synchronous standby option needs a standby (a /nonvoting member)");
-        }
         this.syncStandby = sync;
         return this;
     }
@@ -195,14 +261,10 @@ public final class ConsensusConfig
      * leader directly until it follows again. The same on every member.
      *
      * @param standbyId a non-voting member's id, or -1 for none (each standby its own stream).
-     * @return this.
+     * @return this; {@link #validate()} refuses a member that is not a standby.
      */
     public ConsensusConfig relay(final int standbyId)
     {
-        if (standbyId >= 0 && (null == member(standbyId) || member(standbyId).voting()))
-        {
-            throw new IllegalArgumentException("the relay must be a standby (a /nonvoting member), not " + standbyId);
-        }
         this.relay = standbyId;
         return this;
     }

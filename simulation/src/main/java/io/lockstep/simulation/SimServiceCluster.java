@@ -260,8 +260,9 @@ public final class SimServiceCluster
     void start(final int i)
     {
         network.setUp(i, true);
-        final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS,
-            HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024).syncStandby(syncStandby).joining(joining[i]).relay(relay);
+        final ConsensusConfig config = new ConsensusConfig().memberId(i).members(members)
+            .timeouts(ELECTION_TIMEOUT_NS, HEARTBEAT_NS).maxBlockBytes(16 * 1024).maxInFlightBytes(64 * 1024)
+            .maxPendingClientAppends(1024).syncStandby(syncStandby).joining(joining[i]).relay(relay);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, wallClocks[i], transport, logs[i],
             states[i], new Random(random.nextLong()));

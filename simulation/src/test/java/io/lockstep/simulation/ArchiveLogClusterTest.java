@@ -96,8 +96,9 @@ class ArchiveLogClusterTest
         final Path memberDir = dir.resolve("node" + i);
         final ArchiveLogConfig log = new ArchiveLogConfig().directory(memberDir.resolve("log"))
             .segmentLength(SEGMENT).maxBatchLength(MAX_BATCH).durability(DurabilityPolicy.BATCH);
-        final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
-            SimCluster.HEARTBEAT_NS, MAX_BATCH - 1024, 64 * 1024, 1024);
+        final ConsensusConfig config = new ConsensusConfig().memberId(i).members(members)
+            .timeouts(SimCluster.ELECTION_TIMEOUT_NS, SimCluster.HEARTBEAT_NS).maxBlockBytes(MAX_BATCH - 1024)
+            .maxInFlightBytes(64 * 1024).maxPendingClientAppends(1024);
         network.setUp(i, true);
         agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i),
             new ArchiveRaftLog(log),

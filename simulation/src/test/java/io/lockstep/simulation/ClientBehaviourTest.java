@@ -499,8 +499,9 @@ class ClientBehaviourTest
     private void start(final int i)
     {
         network.setUp(i, true);
-        final ConsensusConfig config = new ConsensusConfig(i, members, SimCluster.ELECTION_TIMEOUT_NS,
-            SimCluster.HEARTBEAT_NS, 16 * 1024, 64 * 1024, 1024);
+        final ConsensusConfig config = new ConsensusConfig().memberId(i).members(members)
+            .timeouts(SimCluster.ELECTION_TIMEOUT_NS, SimCluster.HEARTBEAT_NS).maxBlockBytes(16 * 1024)
+            .maxInFlightBytes(64 * 1024).maxPendingClientAppends(1024);
         final Transport transport = network.transportFor(i);
         final ConsensusAgent consensus = new ConsensusAgent(config, () -> nowNs, () -> nowNs, transport, logs[i],
             states[i],

@@ -138,8 +138,9 @@ final class SimCluster
 
     void start(final int i)
     {
-        final ConsensusConfig config = new ConsensusConfig(i, members, ELECTION_TIMEOUT_NS, HEARTBEAT_NS, 16 * 1024,
-            64 * 1024, 1024).syncStandby(syncStandby).relay(relay);
+        final ConsensusConfig config = new ConsensusConfig().memberId(i).members(members)
+            .timeouts(ELECTION_TIMEOUT_NS, HEARTBEAT_NS).maxBlockBytes(16 * 1024).maxInFlightBytes(64 * 1024)
+            .maxPendingClientAppends(1024).syncStandby(syncStandby).relay(relay);
         network.setUp(i, true);
         agents[i] = new ConsensusAgent(config, () -> nowNs, wallClocks[i], network.transportFor(i), logs[i],
             electionStates[i],

@@ -172,9 +172,10 @@ public final class ClusterNode implements AutoCloseable
     private static ConsensusConfig consensusConfig(final NodeConfig config)
     {
         final int maxBlockBytes = Math.min(MAX_BLOCK_BYTES, config.maxBatchLength() - BLOCK_HEADROOM);
-        return new ConsensusConfig(config.memberId(), config.members(), config.timeouts().electionTimeoutNs(),
-            config.timeouts().heartbeatIntervalNs(), maxBlockBytes, MAX_IN_FLIGHT_BYTES, MAX_PENDING_CLIENT_APPENDS)
-            .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay());
+        return new ConsensusConfig().memberId(config.memberId()).members(config.members()).timeouts(config.timeouts())
+            .maxBlockBytes(maxBlockBytes).maxInFlightBytes(MAX_IN_FLIGHT_BYTES)
+            .maxPendingClientAppends(MAX_PENDING_CLIENT_APPENDS)
+            .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay()).validate();
     }
 
     /** Refuse to start a member a promotion removed, or one whose TLS files do not prove who it is. */
