@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * What a consensus agent needs to know: who it is, who the others are, and its bounds and timings. Set fluently, as
  * every Lockstep configuration is ({@code new ConsensusConfig().memberId(0).members(list).timeouts(LAN)}); checked
- * as a whole by {@link #validate()}, which the agent calls when it is made.
+ * as a whole by {@link #validate()}, which the agent calls when it is made. Validated, it is frozen: an agent reads
+ * its bounds on every duty cycle, so a setter called after that throws rather than change a running member.
  */
 public final class ConsensusConfig
 {
@@ -31,6 +32,7 @@ public final class ConsensusConfig
     private boolean syncStandby;
     private boolean joining;
     private int relay = -1;
+    private boolean frozen;
 
     /**
      * @param memberId this member's id.
@@ -38,6 +40,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig memberId(final int memberId)
     {
+        checkNotFrozen();
         this.memberId = memberId;
         return this;
     }
@@ -48,6 +51,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig members(final List<Member> members)
     {
+        checkNotFrozen();
         this.members = List.copyOf(members);
         return this;
     }
@@ -68,6 +72,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig timeouts(final long electionTimeoutNs, final long heartbeatIntervalNs)
     {
+        checkNotFrozen();
         this.electionTimeoutNs = electionTimeoutNs;
         this.heartbeatIntervalNs = heartbeatIntervalNs;
         return this;
@@ -79,6 +84,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig maxBlockBytes(final int maxBlockBytes)
     {
+        checkNotFrozen();
         this.maxBlockBytes = maxBlockBytes;
         return this;
     }
@@ -89,6 +95,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig maxInFlightBytes(final long maxInFlightBytes)
     {
+        checkNotFrozen();
         this.maxInFlightBytes = maxInFlightBytes;
         return this;
     }
@@ -99,6 +106,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig maxPendingClientAppends(final int maxPendingClientAppends)
     {
+        checkNotFrozen();
         this.maxPendingClientAppends = maxPendingClientAppends;
         return this;
     }
@@ -112,7 +120,7 @@ public final class ConsensusConfig
     }
 
     /**
-     * Check the settings as a whole.
+     * Check the settings as a whole, and freeze them.
      *
      * @return this.
      * @throws IllegalArgumentException naming the first setting that does not fit.
@@ -136,7 +144,17 @@ public final class ConsensusConfig
         {
             throw new IllegalArgumentException("the relay must be a standby (a /nonvoting member), not " + relay);
         }
+        frozen = true;
         return this;
+    }
+
+    private void checkNotFrozen()
+    {
+        if (frozen)
+        {
+            throw new IllegalStateException("this consensus config was validated, and an agent may be running on it: " +
+                "make a new one");
+        }
     }
 
     private void checkMembers()
@@ -226,6 +244,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig syncStandby(final boolean sync)
     {
+        checkNotFrozen();
         this.syncStandby = sync;
         return this;
     }
@@ -245,6 +264,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig joining(final boolean joining)
     {
+        checkNotFrozen();
         this.joining = joining;
         return this;
     }
@@ -265,6 +285,7 @@ public final class ConsensusConfig
      */
     public ConsensusConfig relay(final int standbyId)
     {
+        checkNotFrozen();
         this.relay = standbyId;
         return this;
     }

@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * The JVM options Lockstep cannot run without, checked where a member, a client or a simulation starts, so that a
  * JVM without them gets one error that says which option to add, not Agrona's {@code IllegalAccessError} or
- * {@code NoClassDefFoundError: Could not initialize class BufferUtil} from deep inside the first buffer.
+ * {@code NoClassDefFoundError: Could not initialize class org.agrona.BufferUtil} from deep inside the first buffer.
  */
 public final class JvmOptions
 {

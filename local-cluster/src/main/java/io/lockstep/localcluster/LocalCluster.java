@@ -12,6 +12,7 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -261,22 +262,52 @@ public final class LocalCluster implements AutoCloseable
     }
 
     /**
-     * This JVM's class path less this module's, the test kit's and the simulation's jars: a member never holds those
-     * (inside a Maven build they are directories of classes, which members may keep: they are not what a user
-     * deploys).
+     * This JVM's class path less the entries that hold the harness: this module, the test kit and the simulation
+     * (found by where their classes were loaded from, a jar or a directory of classes, so nothing else is dropped).
+     * A member started from a test or a demo runs on what a deployed member has, and its class path never holds the
+     * simulation.
+     *
+     * @return the class path for a member process.
      */
-    static String memberClassPath()
+    public static String memberClassPath()
     {
+        final List<String> harness = new ArrayList<>();
+        for (final String name : HARNESS_CLASSES)
+        {
+            final String location = codeSource(name);
+            if (null != location)
+            {
+                harness.add(location);
+            }
+        }
         final StringBuilder cp = new StringBuilder();
         for (final String entry : System.getProperty("java.class.path").split(File.pathSeparator))
         {
-            final String name = Path.of(entry).getFileName().toString();
-            if (!name.startsWith("testkit-") && !name.startsWith("simulation-") && !name.startsWith("local-cluster-"))
+            if (!entry.isEmpty() && !harness.contains(Path.of(entry).toAbsolutePath().normalize().toString()))
             {
                 cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
             }
         }
         return cp.toString();
+    }
+
+    /** One class of each harness module; those not on the class path are skipped. */
+    private static final List<String> HARNESS_CLASSES = List.of(
+        "io.lockstep.localcluster.LocalCluster", "io.lockstep.testkit.TestCluster",
+        "io.lockstep.simulation.SimServiceCluster");
+
+    private static String codeSource(final String className)
+    {
+        try
+        {
+            final Class<?> type = Class.forName(className, false, LocalCluster.class.getClassLoader());
+            return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI())
+                .toAbsolutePath().normalize().toString();
+        }
+        catch (final ClassNotFoundException | URISyntaxException | RuntimeException ex)
+        {
+            return null;
+        }
     }
 
     /**

@@ -299,11 +299,11 @@ public final class SimServiceCluster
         // With a zone loss planned the standbys are the only copies left, so they are spared this fault (it is a
         // second failure beyond the zone's loss, which no replication scheme survives).
         final boolean spared = noDiskDamage || (zoneLossPlanned && i >= MEMBERS);
-        final boolean damage = random.nextInt(4) == 0 && !otherOwes && !spared;
-        logs[i] = logs[i].afterCrash(random, damage);
+        final long damagedBefore = logs[i].damagedCuts;
+        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && !otherOwes && !spared);
         storages[i] = storages[i].afterCrash();
-        faults.crashes++;
-        faults.diskDamage += damage ? 1 : 0;
+        // Counted where it happened: a crash asked to damage a log with nothing durable damages nothing.
+        faults.diskDamage += logs[i].damagedCuts - damagedBefore;
         if (keep > 1 && storages[i].count() > 1 && random.nextInt(4) == 0)
         {
             // The newest snapshot rots while the member is down: it must fall back to the one before.
@@ -528,11 +528,13 @@ public final class SimServiceCluster
         if (roll < 3 && null != running[i])
         {
             crash(i);
+            faults.crashes++;
         }
         else if (roll < 6 && null != running[i])
         {
             crash(i);
             start(i);
+            faults.crashes++;
             faults.restarts++;
         }
         else if (roll < 16 && null == running[i] && !gone[i])

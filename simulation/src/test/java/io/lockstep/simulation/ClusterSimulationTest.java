@@ -14,6 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ClusterSimulationTest
 {
+    /** Below this many seeds, a run is not expected to meet every fault class (a replay, a quick check). */
+    static final int ENOUGH_SEEDS_FOR_EVERY_FAULT = 20;
+
     @BeforeAll
     static void quietLogs()
     {
@@ -48,7 +51,7 @@ class ClusterSimulationTest
                 final long failedSeed = seed;
                 throw new AssertionError("simulation failed (" + SeedReplay.again(
                     () -> new Simulation(failedSeed, members).run(steps))
-                        + "); replay: mvn -pl simulation test " +
+                        + "); replay: ./mvnw -pl simulation -am test -Dsurefire.failIfNoSpecifiedTests=false " +
                     "-Dtest=ClusterSimulationTest -Dlockstep.sim.seed=" + seed + " -Dlockstep.sim.steps=" + steps, t);
             }
             totalSteps += simulation.steps();
@@ -65,7 +68,12 @@ class ClusterSimulationTest
             "flapping links, %d clock steps, %d leaders elected, %d acknowledged appends, %.1f s, %.0f seeds/s%n",
             seeds, first, totalSteps, crashes, partitions, asymmetric, clockSteps, elections, acked, seconds,
             seeds / seconds);
-        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur.
+        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur. A
+        // replay of one seed, or a handful, need not meet every class.
+        if (seeds < ENOUGH_SEEDS_FOR_EVERY_FAULT)
+        {
+            return;
+        }
         assertTrue(crashes > 0, "no member crashed in " + seeds + " seeds");
         assertTrue(partitions > 0, "no partition in " + seeds + " seeds");
         assertTrue(asymmetric > 0, "no one-way, cut or flapping link in " + seeds + " seeds");

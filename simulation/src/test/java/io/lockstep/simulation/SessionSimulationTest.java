@@ -336,7 +336,7 @@ class SessionSimulationTest
             {
                 final long failedSeed = seed;
                 throw new AssertionError(name + " failed (" + SeedReplay.again(() -> runOne(failedSeed, snapshots)) +
-                    "); replay: mvn -pl simulation test " +
+                    "); replay: ./mvnw -pl simulation -am test -Dsurefire.failIfNoSpecifiedTests=false " +
                     "-Dtest=SessionSimulationTest#" + (snapshots ? "exactlyOnceHoldsWithSnapshotsPurgesAndInstalls" :
                     "everyClientMessageIsAppliedExactlyOnceOnEveryMemberThroughFailovers") +
                     " -Dlockstep.sessions.seed=" + seed, t);
@@ -352,7 +352,12 @@ class SessionSimulationTest
             " bytes" : ""));
         final FaultCounts faults = FAULTS.get();
         System.out.println(name + ": faults injected: " + faults);
-        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur.
+        // A run whose faults stopped firing would pass without testing anything: each class it claims must occur. A
+        // replay of one seed, or a handful, need not meet every class.
+        if (seeds < ClusterSimulationTest.ENOUGH_SEEDS_FOR_EVERY_FAULT)
+        {
+            return;
+        }
         assertTrue(faults.crashes() > 0 && faults.restarts() > 0 && faults.diskDamage() > 0, "crashes: " + faults);
         assertTrue(faults.partitions() > 0 && faults.brokenLinks() > 0 && faults.heals() > 0, "network: " + faults);
         assertTrue(faults.clockSteps() > 0, "clock steps: " + faults);

@@ -15,6 +15,7 @@ import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.localcluster.FreePorts;
+import io.lockstep.localcluster.LocalCluster;
 import org.agrona.IoUtil;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;
@@ -132,7 +133,8 @@ public final class ContainerCluster implements TestCluster
      */
     public void start() throws IOException
     {
-        final String classPath = System.getProperty("java.class.path");
+        // What a deployed member holds: no test kit or simulation (the same class path as LocalCluster's members).
+        final String classPath = LocalCluster.memberClassPath();
         for (int i = 0; i < count; i++)
         {
             writeConfig(i);

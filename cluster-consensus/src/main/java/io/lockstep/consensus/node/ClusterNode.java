@@ -70,14 +70,8 @@ public final class ClusterNode implements AutoCloseable
     private volatile Throwable fatal;
     private volatile String removedReason;
 
-    /** Largest block of log a leader sends in one append: a quarter MiB, and always below the log's batch bound. */
-    private static final int MAX_BLOCK_BYTES = 256 * 1024;
-    /** Room left in a batch for the frame headers around a block. */
+    /** Room left in a batch for the frame headers around a block of log a leader sends. */
     private static final int BLOCK_HEADROOM = 1024;
-    /** Bytes a leader lets a follower have unacknowledged before it waits. */
-    private static final long MAX_IN_FLIGHT_BYTES = 4L * 1024 * 1024;
-    /** Driver appends waiting for their commit before more are refused (back pressure). */
-    private static final int MAX_PENDING_CLIENT_APPENDS = 64 * 1024;
     /** A snapshot chunk, the largest message besides an append block. */
     private static final int SNAPSHOT_CHUNK_BYTES = 64 * 1024;
     /** The largest message header a member sends. */
@@ -171,10 +165,11 @@ public final class ClusterNode implements AutoCloseable
 
     private static ConsensusConfig consensusConfig(final NodeConfig config)
     {
-        final int maxBlockBytes = Math.min(MAX_BLOCK_BYTES, config.maxBatchLength() - BLOCK_HEADROOM);
+        // The default bounds, but a block always below the log's batch bound.
+        final int maxBlockBytes =
+            Math.min(ConsensusConfig.DEFAULT_MAX_BLOCK_BYTES, config.maxBatchLength() - BLOCK_HEADROOM);
         return new ConsensusConfig().memberId(config.memberId()).members(config.members()).timeouts(config.timeouts())
-            .maxBlockBytes(maxBlockBytes).maxInFlightBytes(MAX_IN_FLIGHT_BYTES)
-            .maxPendingClientAppends(MAX_PENDING_CLIENT_APPENDS)
+            .maxBlockBytes(maxBlockBytes)
             .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay()).validate();
     }
 

@@ -11,8 +11,8 @@ package io.lockstep.consensus.node;
  *     <li>The queue nodes of {@code AbstractQueuedSynchronizer} load the first time some lock is contended, which
  *     was the first segment rollover handing a segment to the background sync. At that moment
  *     {@code AgentRunner.doWork}, {@code ConsensusAgent.doWork}, {@code ServiceMember.doWork} and
- *     {@code TcpTransport.read} were made not entrant on every member, and 2,000-4,700 messages in the next two
- *     seconds took over 1 ms.</li>
+ *     {@code TcpTransport.read} (now {@code ConnectionReader.read}) were made not entrant on every member, and
+ *     2,000-4,700 messages in the next two seconds took over 1 ms.</li>
  *     <li>{@code ClusterAction} loads at the first snapshot entry, and the leader's {@code AgentRunner.doWork} was
  *     made not entrant there.</li>
  *     <li>The rest load at the first snapshot, purge or rollover, each a class read and verified on that path.</li>

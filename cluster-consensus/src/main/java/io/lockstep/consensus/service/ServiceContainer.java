@@ -736,8 +736,9 @@ public final class ServiceContainer implements Cluster
         service.onServiceMessage(entryTimestamp, buffer, payloadOffset, payloadLength);
     }
 
-    /** @return true if the service's class declares the callback itself (or a superclass other than the default does).
-    * */
+    /**
+     * @return true if the service's class declares the callback itself (or a superclass other than the default does).
+     */
     private static boolean overrides(final ClusteredService service, final String name, final Class<?>... parameters)
     {
         try
