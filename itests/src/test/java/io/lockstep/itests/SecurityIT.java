@@ -1,6 +1,5 @@
 package io.lockstep.itests;
 
-
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.TcpTransport;

@@ -611,7 +611,6 @@ public final class SimServiceCluster
         }
     }
 
-
     /**
      * @return true if every member (lost and removed ones aside) is up and has applied up to the same position.
      */

@@ -264,8 +264,6 @@ public final class ContainerCluster implements TestCluster
         return ClusterClient.connect(members(), listener);
     }
 
-
-
     /**
      * SIGKILL member i's process. Its container and data stay: {@link #restart} brings it back.
      */

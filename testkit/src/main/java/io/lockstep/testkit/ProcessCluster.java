@@ -133,8 +133,6 @@ public final class ProcessCluster implements TestCluster
         return ClusterClient.connect(local.members(), listener);
     }
 
-
-
     public String logs(final int i)
     {
         return local.output(i);

@@ -17,8 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
-
-
 /**
  * The Aeron Cluster side of {@code bench latency}: three {@link AeronEchoNode} processes and this process as the
  * client, the same open-loop method as Lockstep's benchmark (latency from each message's intended send time),

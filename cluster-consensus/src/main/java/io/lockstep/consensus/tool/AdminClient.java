@@ -1,6 +1,5 @@
 package io.lockstep.consensus.tool;
 
-
 import io.lockstep.cluster.codecs.SessionEventDecoder;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.LinkClass;

@@ -14,7 +14,6 @@ import io.lockstep.cluster.transport.Transport;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-
 /**
  * The client side of a session, as a duty-cycle object over a {@link Transport}: finds the leader (following
  * redirects), opens a session, sends ingress with consecutive sequence numbers, and keeps every message until the
@@ -50,7 +49,6 @@ public final class SessionClient
     {
         DISCONNECTED, CONNECTING, CONNECTED, CLOSED
     }
-
 
     private final Transport transport;
     private final int[] memberIds;

@@ -635,7 +635,6 @@ public final class TcpTransport implements Transport
         }
     }
 
-
     private void read(final TcpConnection c)
     {
         reader.read(c);
