@@ -139,10 +139,10 @@ public final class ServiceSimulation
                 {
                     final long failed = seed;
                     throw new AssertionError(name + " failed at seed " + seed + " (" +
-                        SeedReplay.again(() -> run.run(failed)) + "); run that seed alone with forSeeds(\"" + name +
-                        "\", " + seed + ", 1, ...). A seed that fails again is a bug the seed replays; one that passes " +
-                        "alone points at state outside the service (a wall clock, unseeded randomness, a static field)",
-                        t);
+                        SeedReplay.again(() -> run.run(failed)) + "); run that seed alone with forSeeds(\"" +
+                        name + "\", " + seed + ", 1, ...). A seed that fails again is a bug the seed replays; one " +
+                        "that passes alone points at state outside the service (a wall clock, unseeded randomness, " +
+                        "a static field)", t);
                 }
                 progress.seedDone(seed);
             }
