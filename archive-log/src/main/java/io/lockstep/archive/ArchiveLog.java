@@ -658,8 +658,6 @@ public final class ArchiveLog implements AutoCloseable
         return position & ~((long)segmentLength - 1);
     }
 
-
-
     private void useSegment(final long basePosition)
     {
         try

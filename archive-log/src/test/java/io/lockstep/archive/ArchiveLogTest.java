@@ -19,6 +19,7 @@ import static io.lockstep.archive.TestFrames.readAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -548,6 +549,39 @@ class ArchiveLogTest
         try (ArchiveLog log = ArchiveLog.open(config(dir)))
         {
             assertEquals(101, readAll(log, 0).size(), "truncation survives reopening");
+        }
+    }
+
+    @Test
+    void truncationZeroesTheRestOfItsSegmentSoRecoveryNeverFindsTheCutFramesAgain() throws Exception
+    {
+        final long cut;
+        final long end;
+        final long lastKept;
+        try (ArchiveLog log = ArchiveLog.open(config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            final List<Long> positions = new ArrayList<>();
+            for (int i = 0; i < 40; i++)
+            {
+                positions.add(log.pendingPosition());
+                append(log, 1, 1, payload(8, i, 250));
+            }
+            log.flush();
+            end = log.appendedPosition();
+            cut = positions.get(10);
+            lastKept = positions.get(9);
+            log.truncate(cut);
+        }
+        final byte[] segment = Files.readAllBytes(SegmentFiles.segmentFile(dir, 0));
+        for (long p = cut; p < end; p++)
+        {
+            assertEquals(0, segment[(int)p], "byte " + p + " after the cut at " + cut);
+        }
+        assertNotEquals(0, segment[(int)lastKept], "the frame before the cut is kept (its length's first byte)");
+        try (ArchiveLog log = ArchiveLog.open(config(dir)))
+        {
+            assertEquals(cut, log.appendedPosition(), "reopened, the log ends at the cut");
+            assertEquals(10, readAll(log, 0).size());
         }
     }
 
