@@ -31,11 +31,15 @@ final class StandbyRelay
         return from == relay && from != agent.memberId() && agent.membership().isLearner(agent.memberId());
     }
 
-    /** On the relay: pass an append that came from the leader on to every other standby. */
+    /**
+     * On the relay, after its own consensus took the append: pass it on to every other standby, but only if it came
+     * from the member this relay now follows as leader. A stale leader's append (an older term) is refused by this
+     * relay's term check and goes no further.
+     */
     void forward(final int from, final int leaderId, final DirectBuffer buffer, final int offset, final int length)
     {
         final int self = agent.memberId();
-        if (relay != self || from != leaderId || !agent.membership().isLearner(self))
+        if (relay != self || from != leaderId || agent.leaderId() != leaderId || !agent.membership().isLearner(self))
         {
             return;
         }
