@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static io.lockstep.archive.ArchiveException.Reason.PURGED;
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
+import static io.lockstep.archive.FrameDescriptor.segmentBase;
 
 /**
  * A segmented, append-only log addressed by byte position: the persisted Raft log of one member.
@@ -233,7 +234,7 @@ public final class ArchiveLog implements AutoCloseable
         batch.computeChecksums();
         final long batchStartPosition = batch.startPosition();
         final int splitOffset = batch.splitOffset();
-        final long baseA = segmentBase(batchStartPosition);
+        final long baseA = segmentBase(batchStartPosition, segmentLength);
         final int endA = splitOffset < 0 ? batchLength : splitOffset;
         try
         {
@@ -352,7 +353,7 @@ public final class ArchiveLog implements AutoCloseable
         batch.validator().checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition),
             position);
 
-        final long base = segmentBase(position);
+        final long base = segmentBase(position, segmentLength);
         final long[] bases = SegmentFiles.listBasePositions(directory);
         final boolean deleted = bases.length > 0 && bases[bases.length - 1] > base;
         if (deleted)
@@ -651,11 +652,6 @@ public final class ArchiveLog implements AutoCloseable
     int segmentDeletions()
     {
         return segmentDeletions;
-    }
-
-    private long segmentBase(final long position)
-    {
-        return position & ~((long)segmentLength - 1);
     }
 
     private void useSegment(final long basePosition)

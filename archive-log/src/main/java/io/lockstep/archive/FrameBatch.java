@@ -16,6 +16,7 @@ import static io.lockstep.archive.FrameDescriptor.RESERVED_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.TERM_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.TYPE_OFFSET;
 import static io.lockstep.archive.FrameDescriptor.alignedLength;
+import static io.lockstep.archive.FrameDescriptor.segmentBase;
 import static java.nio.ByteOrder.LITTLE_ENDIAN;
 
 /**
@@ -73,7 +74,7 @@ final class FrameBatch
         final int frameLength = HEADER_LENGTH + length;
         final int aligned = alignedLength(frameLength);
         long position = pendingPosition;
-        final long segmentEnd = segmentBase(position) + segmentLength;
+        final long segmentEnd = segmentBase(position, segmentLength) + segmentLength;
         final boolean padding = position + aligned > segmentEnd;
         if (this.length + aligned + (padding ? HEADER_LENGTH : 0) > maxBatchLength ||
             reachesSecondSegmentEnd((padding ? segmentEnd : position) + aligned))
@@ -107,7 +108,7 @@ final class FrameBatch
         int required = 0;
         for (int o = offset; o < end; )
         {
-            final int remainingSegment = (int)(segmentBase(position) + segmentLength - position);
+            final int remainingSegment = (int)(segmentBase(position, segmentLength) + segmentLength - position);
             final int result = validator.check(frames, o, end - o, remainingSegment, position);
             if (result < 0)
             {
@@ -136,7 +137,7 @@ final class FrameBatch
         {
             final boolean padding = isPadding(frames, o);
             final int logBytes = padding ?
-                (int)(segmentBase(pendingPosition) + segmentLength - pendingPosition) :
+                (int)(segmentBase(pendingPosition, segmentLength) + segmentLength - pendingPosition) :
                 alignedLength(frames.getInt(o, LITTLE_ENDIAN));
             final int bytes = padding ? HEADER_LENGTH : logBytes;
             buffer.putBytes(this.length, frames, o, bytes);
@@ -177,13 +178,10 @@ final class FrameBatch
         splitOffset = -1;
     }
 
-    /** Start the (empty) batch at a new end of the log, after a truncation. */
+    /** Start the empty batch at a new end of the log, after a truncation (the log refuses one with frames pending). */
     void restartAt(final long position)
     {
-        if (length > 0)
-        {
-            throw new IllegalStateException("flush before truncating: " + length + " bytes pending");
-        }
+        assert 0 == length : length + " bytes pending";
         startPosition = position;
         pendingPosition = position;
     }
@@ -232,11 +230,6 @@ final class FrameBatch
         return validator;
     }
 
-    private long segmentBase(final long position)
-    {
-        return position & ~((long)segmentLength - 1);
-    }
-
     static boolean isPadding(final DirectBuffer frames, final int frameOffset)
     {
         return PADDING_FRAME_TYPE == frames.getInt(frameOffset + TYPE_OFFSET, LITTLE_ENDIAN);
@@ -265,7 +258,7 @@ final class FrameBatch
     private boolean reachesSecondSegmentEnd(final long endPosition)
     {
         // An empty batch starts where the log is pending: the two move together whenever the batch is emptied.
-        return endPosition >= segmentBase(startPosition) + 2L * segmentLength;
+        return endPosition >= segmentBase(startPosition, segmentLength) + 2L * segmentLength;
     }
 
     /**

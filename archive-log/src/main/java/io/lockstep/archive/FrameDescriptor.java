@@ -85,4 +85,14 @@ public final class FrameDescriptor
     {
         return (position & (FRAME_ALIGNMENT - 1)) == 0;
     }
+
+    /**
+     * @param position      a log position.
+     * @param segmentLength a power of two.
+     * @return where the segment holding the position starts.
+     */
+    static long segmentBase(final long position, final int segmentLength)
+    {
+        return position & ~((long)segmentLength - 1);
+    }
 }

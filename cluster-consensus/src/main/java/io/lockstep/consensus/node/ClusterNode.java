@@ -546,8 +546,8 @@ public final class ClusterNode implements AutoCloseable
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "lockstep-shutdown"));
         onStarted.accept(node);
-        final Member self = config.members().stream().filter(m
-            -> m.id() == config.memberId()).findFirst().orElseThrow();
+        final Member self = config.members().stream()
+            .filter(m -> m.id() == config.memberId()).findFirst().orElseThrow();
         System.out.println("lockstep node " + config.memberId() + " ready: listening on " + self.host() + ":" +
             self.port() + ", data " + config.dataDir() + ", timeouts " + config.timeouts().name().toLowerCase() +
             ", durability " + config.durability().name().toLowerCase() +

@@ -95,7 +95,7 @@ public final class ServiceContainer implements Cluster
 
             public void onEgress(
                 final long sessionId, final long sequence, final DirectBuffer buffer, final int offset,
-                    final int length)
+                final int length)
             {
             }
 

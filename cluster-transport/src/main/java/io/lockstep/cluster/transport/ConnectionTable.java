@@ -1,5 +1,6 @@
 package io.lockstep.cluster.transport;
 
+import org.agrona.CloseHelper;
 import org.agrona.collections.Int2ObjectHashMap;
 
 import java.util.ArrayList;
@@ -177,6 +178,16 @@ final class ConnectionTable
         {
             members[c.endpoint] = null;
         }
+    }
+
+    /** The transport closes: every channel at once, and the books with them. */
+    void closeAll()
+    {
+        for (int i = 0; i < all.size(); i++)
+        {
+            CloseHelper.quietClose(all.get(i).channel);
+        }
+        all.clear();
     }
 
     /**

@@ -16,7 +16,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -55,6 +54,11 @@ public final class TcpTransport implements Transport
      * say: well inside the shortest idle limit a member's configuration accepts (10 s).
      */
     static final long HEARTBEAT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(3);
+    /**
+     * Connections accepted but silent past this are dropped, so that a flood of idle connects cannot use up the
+     * client slots.
+     */
+    private static final long HANDSHAKE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
 
     private final int selfId;
     /** An array, not a List: iterating a List each duty cycle allocates an iterator. */
@@ -315,7 +319,7 @@ public final class TcpTransport implements Transport
      */
     public boolean isEncrypted(final int endpoint)
     {
-        final TcpConnection c = connection(endpoint);
+        final TcpConnection c = connections.get(endpoint);
         return null != c && null != c.tls;
     }
 
@@ -362,12 +366,6 @@ public final class TcpTransport implements Transport
         return null != c && c.trusted;
     }
 
-    /**
-     * Connections accepted but silent past this are dropped, so that a flood of idle connects cannot use up the
-     * client slots.
-     */
-    private static final long HANDSHAKE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
-
     /** A client or tool: a heartbeat on every connection it has not written to for a while. */
     private void sendHeartbeats()
     {
@@ -404,15 +402,9 @@ public final class TcpTransport implements Transport
         }
     }
 
-    /** @return the connection of a member's id or a client's endpoint, or null. */
-    private TcpConnection connection(final int endpoint)
-    {
-        return connections.get(endpoint);
-    }
-
     public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {
-        final TcpConnection connection = connection(endpoint);
+        final TcpConnection connection = connections.get(endpoint);
         if (null == connection || !connection.connected)
         {
             return false;
@@ -422,7 +414,7 @@ public final class TcpTransport implements Transport
 
     public boolean isConnected(final int endpoint)
     {
-        final TcpConnection c = connection(endpoint);
+        final TcpConnection c = connections.get(endpoint);
         return null != c && c.connected;
     }
 
@@ -467,11 +459,7 @@ public final class TcpTransport implements Transport
 
     public void close()
     {
-        for (final TcpConnection c : new ArrayList<>(connections.all()))
-        {
-            CloseHelper.quietClose(c.channel);
-        }
-        connections.all().clear();
+        connections.closeAll();
         CloseHelper.quietClose(server);
         CloseHelper.quietClose(selector);
     }
