@@ -138,7 +138,7 @@ final class FrameValidator
         {
             throw new ArchiveException(NOT_FRAME_BOUNDARY, null, position, "position is not frame aligned");
         }
-        final long base = position & ~((long)segmentLength - 1);
+        final long base = FrameDescriptor.segmentBase(position, segmentLength);
         long walk = Math.max(base, floor);
         if (walk == position)
         {

@@ -184,7 +184,7 @@ public final class LogReader implements AutoCloseable
             release();
             deletionsSeen = deletions;
         }
-        final long base = position & ~((long)segmentLength - 1);
+        final long base = FrameDescriptor.segmentBase(position, segmentLength);
         if (null != segment && segment.basePosition() == base)
         {
             return segment.buffer();

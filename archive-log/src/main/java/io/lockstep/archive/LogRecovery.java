@@ -88,7 +88,7 @@ final class LogRecovery
     private static void cutTail(final Path directory, final RecoveryReport report, final int segmentLength)
     {
         final long position = report.tornTailPosition();
-        final long base = position - (position & (segmentLength - 1));
+        final long base = FrameDescriptor.segmentBase(position, segmentLength);
         final long from = position - base;
         final long to = Math.min(segmentLength, from + report.tornTailBytes());
         final boolean damage = position < report.promisedPosition();

@@ -33,13 +33,13 @@ final class StandbyRelay
 
     /**
      * On the relay, after its own consensus took the append: pass it on to every other standby, but only if it came
-     * from the member this relay now follows as leader. A stale leader's append (an older term) is refused by this
-     * relay's term check and goes no further.
+     * from the member this relay now follows as leader (the door has already checked that the sender is the leader
+     * the append names). The append of a former leader, once a newer one is followed, goes no further.
      */
     void forward(final int from, final int leaderId, final DirectBuffer buffer, final int offset, final int length)
     {
         final int self = agent.memberId();
-        if (relay != self || from != leaderId || agent.leaderId() != leaderId || !agent.membership().isLearner(self))
+        if (relay != self || from != leaderId || agent.leaderId() != from || !agent.membership().isLearner(self))
         {
             return;
         }

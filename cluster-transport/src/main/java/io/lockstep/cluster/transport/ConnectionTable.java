@@ -180,7 +180,7 @@ final class ConnectionTable
         }
     }
 
-    /** The transport closes: every channel at once, and the books with them. */
+    /** The transport closes: every channel at once, and the list of open connections. */
     void closeAll()
     {
         for (int i = 0; i < all.size(); i++)
