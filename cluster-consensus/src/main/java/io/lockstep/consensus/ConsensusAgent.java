@@ -53,8 +53,10 @@ public final class ConsensusAgent implements Agent
     private final MemberErrors errors;
     private final PeerState[] peers;
     private final Membership membership;
+    private final ClusterFormation formation;
     private final MembershipExchange membershipExchange;
     private final PendingAppends pendingAppends;
+    private final FollowerAcks acks;
     private final NewTermEntry newTermEntry = new NewTermEntry();
 
     private Role role = Role.FOLLOWER;
@@ -69,8 +71,6 @@ public final class ConsensusAgent implements Agent
     private boolean preVotePhase;
     private long votes;
     private boolean started;
-
-    private final FollowerAcks acks;
 
     /** Set by each message from the leader; cleared when its connection drops (handled once per drop). */
     private boolean leaderConnectionUp;
@@ -108,9 +108,10 @@ public final class ConsensusAgent implements Agent
         this.electionState = electionState;
         this.random = random;
         this.membership = new Membership(config, electionState);
-        this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership);
+        this.formation = new ClusterFormation(memberId, electionState, log, membership, errors);
+        this.publisher = new MemberProtocolPublisher(transport, config.maxBlockBytes(), membership, formation);
         this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
-            electionState, log, config.joining());
+            electionState, log, formation);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
@@ -121,7 +122,7 @@ public final class ConsensusAgent implements Agent
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
         this.adapter = new MemberProtocolAdapter(this, transport, new StandbyRelay(this, transport, config.relay()),
-            admin);
+            admin, formation);
         this.peers = leader.peers();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
@@ -233,6 +234,7 @@ public final class ConsensusAgent implements Agent
             work += leader.replicate(term, commitPosition, nowNs);
             commitPosition = leader.commitPosition(term, commitPosition);
             membership.onCommit(commitPosition);
+            formation.onCommit(commitPosition, term, termIndex);
             if (!membership.isVoter(memberId) && !membership.isCommittedVoter(memberId))
             {
                 becomeFollower(term, -1); // its own removal (or demotion) committed
@@ -246,6 +248,7 @@ public final class ConsensusAgent implements Agent
             {
                 commitPosition = acks.sendAck(leaderId, term, commitPosition);
                 membership.onCommit(commitPosition);
+                formation.onCommit(commitPosition, term, termIndex);
                 work += acks.pending() ? 0 : 1;
             }
             if (leaderConnectionUp && leaderId >= 0 && !transport.isConnected(leaderId))
@@ -333,6 +336,12 @@ public final class ConsensusAgent implements Agent
         return membership;
     }
 
+    /** @return the cluster this member belongs to, and whether it may vote yet ({@link ClusterFormation}). */
+    public ClusterIdentity clusterIdentity()
+    {
+        return formation.identity();
+    }
+
     /** @return the epoch checks and notices between members, promotion, and why this member stopped, if it did. */
     public MembershipExchange membershipExchange()
     {
@@ -372,13 +381,16 @@ public final class ConsensusAgent implements Agent
 
     private int standForElection()
     {
-        final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
-        if (owes || !LogOrder.mayElect(log, config.joining()))
+        if (!formation.mayElect())
         {
-            // Lost frames this member may have helped commit: as leader it could overwrite them; or joining with an
-            // empty log. It waits for a leader to send log (owing, it still votes, as if it held them).
             electionDeadlineNs = nowNs + randomElectionTimeout();
-            LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId, owes);
+            return formation.ask(publisher, peers, term, termIndex.lastTerm()); // new, perhaps wiped: it only asks
+        }
+        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        {
+            // Lost frames it may have helped commit, which as leader it could overwrite: it waits (and still votes).
+            electionDeadlineNs = nowNs + randomElectionTimeout();
+            LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId);
             return 0;
         }
         startPreVote();
@@ -427,16 +439,19 @@ public final class ConsensusAgent implements Agent
         final boolean preVote,
         final boolean transfer)
     {
-        if (!membership.isMember(memberId) || !LogOrder.mayElect(log, config.joining()))
+        if (!membership.isMember(memberId))
         {
             return; // Whom to ask and whose votes count is the candidate's configuration (Raft §4.1), not this one's.
+        }
+        if (!formation.mayElect())
+        {
+            formation.answer(publisher, candidateId, term, candidateTerm, preVote);
+            return;
         }
         // A member that hears a live leader (or is one) ignores candidates: a partitioned member rejoining with
         // a high term cannot depose a healthy leader. A leadership transfer is the one exception.
         final boolean leaderAlive = Role.LEADER == role || nowNs - lastHeardFromLeaderNs < config.electionTimeoutNs();
-        final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
-        final boolean upToDate = LogOrder.atLeastAsUpToDate(lastLogTerm, lastLogPosition,
-            owes ? log.promisedTerm() : termIndex.lastTerm(), owes ? log.promisedPosition() : log.pendingPosition());
+        final boolean upToDate = LogOrder.candidateUpToDate(log, termIndex.lastTerm(), lastLogTerm, lastLogPosition);
         if (preVote)
         {
             final boolean granted = candidateTerm > term && upToDate && (!leaderAlive || transfer);
@@ -507,10 +522,11 @@ public final class ConsensusAgent implements Agent
         role = Role.LEADER;
         leaderId = memberId;
         metrics.increment(MemberMetrics.LEADERSHIPS_WON);
+        formation.onLeading(random.nextLong(), random.nextLong());
         log.flush();
         logClock.start(nowNs);
         final NewTermEntry entry = newTermEntry.encode(logClock.tick(nowNs), term, memberId, appVersion, membership);
-        appendEntry(LogEntryType.NEW_LEADERSHIP_TERM, entry.buffer(), 0, entry.length());
+        leader.appendEntry(term, LogEntryType.NEW_LEADERSHIP_TERM, entry.buffer(), 0, entry.length());
         leader.startTerm(termIndex.startOf(term), nowNs);
         LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
             memberId, term, log.pendingPosition());
@@ -593,6 +609,8 @@ public final class ConsensusAgent implements Agent
         final long prevPosition,
         final long prevTerm,
         final long leaderCommit,
+        final long clusterIdHigh,
+        final long clusterIdLow,
         final DirectBuffer buffer,
         final int offset,
         final int length)
@@ -601,6 +619,10 @@ public final class ConsensusAgent implements Agent
         {
             publisher.appendResponse(fromLeaderId, term, memberId, sequence, false, log.pendingPosition(),
                 log.durablePosition(), commitPosition, termIndex);
+            return;
+        }
+        if (!formation.acceptLeader(clusterIdHigh, clusterIdLow, leaderTerm, fromLeaderId))
+        {
             return;
         }
         followLeader(leaderTerm, fromLeaderId);
@@ -720,23 +742,6 @@ public final class ConsensusAgent implements Agent
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
 
-    private void appendEntry(final int type, final DirectBuffer buffer, final int offset, final int length)
-    {
-        final long before = log.pendingPosition();
-        long result = log.append(term, type, buffer, offset, length);
-        if (RaftLog.BACK_PRESSURED == result)
-        {
-            log.flush();
-            result = log.append(term, type, buffer, offset, length);
-        }
-        if (result < 0)
-        {
-            throw new IllegalStateException("append failed: " + result);
-        }
-        // The frame (or the padding a segment end put before it) starts where the log ended.
-        termIndex.onFrame(term, before);
-    }
-
     // --------------------------------------------------------------------------------------------- client side
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
@@ -764,7 +769,7 @@ public final class ConsensusAgent implements Agent
         {
             return -1;
         }
-        appendEntry(type, buffer, offset, length);
+        leader.appendEntry(term, type, buffer, offset, length);
         return log.pendingPosition();
     }
 

@@ -30,7 +30,6 @@ public final class ConsensusConfig
     private long maxInFlightBytes = DEFAULT_MAX_IN_FLIGHT_BYTES;
     private int maxPendingClientAppends = DEFAULT_MAX_PENDING_CLIENT_APPENDS;
     private boolean syncStandby;
-    private boolean joining;
     private int relay = -1;
     private boolean frozen;
 
@@ -252,26 +251,6 @@ public final class ConsensusConfig
     public boolean syncStandby()
     {
         return syncStandby;
-    }
-
-    /**
-     * Joining an existing cluster with an empty data directory (a member wiped and added back): the member neither
-     * stands for election nor votes until a leader has sent it log. Without it a wiped member may use the
-     * configuration file's members as its configuration, and with another wiped one elect a leader beside the
-     * cluster.
-     *
-     * @return this.
-     */
-    public ConsensusConfig joining(final boolean joining)
-    {
-        checkNotFrozen();
-        this.joining = joining;
-        return this;
-    }
-
-    public boolean joining()
-    {
-        return joining;
     }
 
     /**

@@ -1,8 +1,9 @@
 package io.lockstep.consensus;
 
 /**
- * The current term and the vote cast in it, and the membership epoch the member has adopted: durable before any
- * message that depends on them is sent (Raft §5.2; a member must not forget that it was promoted, or removed).
+ * The current term and the vote cast in it, the membership epoch the member has adopted and the cluster identity it
+ * holds: durable before any message that depends on them is sent (Raft §5.2; a member must not forget that it was
+ * promoted, or removed).
  */
 public interface ElectionStateStore
 {
@@ -39,4 +40,12 @@ public interface ElectionStateStore
      * Make a newer committed membership durable (term and vote are kept); returns only once it is.
      */
     void saveMembership(long configEpoch, long configVersion, long voters, long learners);
+
+    /** @return the cluster identity this member's data holds ({@link ClusterIdentity#NONE} for a new member). */
+    ClusterIdentity identity();
+
+    /**
+     * Make the member's cluster identity durable (term, vote and membership are kept); returns only once it is.
+     */
+    void saveIdentity(ClusterIdentity identity);
 }

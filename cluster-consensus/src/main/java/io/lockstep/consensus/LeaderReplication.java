@@ -91,6 +91,26 @@ final class LeaderReplication
      * A new term begins with this member as leader: assume, optimistically, that followers hold what this leader
      * held before the term; a rejection corrects it.
      */
+    /**
+     * Append an entry of this leader's term to its own log (replicated by {@link #replicate}).
+     */
+    void appendEntry(final long term, final int type, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final long before = log.pendingPosition();
+        long result = log.append(term, type, buffer, offset, length);
+        if (RaftLog.BACK_PRESSURED == result)
+        {
+            log.flush();
+            result = log.append(term, type, buffer, offset, length);
+        }
+        if (result < 0)
+        {
+            throw new IllegalStateException("append failed: " + result);
+        }
+        // The frame (or the padding a segment end put before it) starts where the log ended.
+        termIndex.onFrame(term, before);
+    }
+
     void startTerm(final long termStart, final long nowNs)
     {
         transferTarget = -1;

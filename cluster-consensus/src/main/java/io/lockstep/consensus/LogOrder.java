@@ -25,12 +25,15 @@ final class LogOrder
     }
 
     /**
-     * @return false while a member told to join an existing cluster ({@link ConsensusConfig#joining}) has an empty
-     * log: it may neither stand for election nor vote until a leader has sent it log.
+     * @return true if a candidate's log is at least as up to date as this member's; a member that owes frames
+     * compares with what it promised, as if it still held them.
      */
-    static boolean mayElect(final RaftLog log, final boolean joining)
+    static boolean candidateUpToDate(
+        final RaftLog log, final long lastTerm, final long candidateLastTerm, final long candidateLastPosition)
     {
-        return !joining || log.pendingPosition() > 0;
+        final boolean owes = owesPromisedFrames(log, lastTerm);
+        return atLeastAsUpToDate(candidateLastTerm, candidateLastPosition, owes ? log.promisedTerm() : lastTerm,
+            owes ? log.promisedPosition() : log.pendingPosition());
     }
 
     static void warnIfOwing(final RaftLog log, final long lastTerm, final int memberId)
@@ -44,12 +47,8 @@ final class LogOrder
         }
     }
 
-    static void warnNotStanding(final RaftLog log, final long lastTerm, final int memberId, final boolean owes)
+    static void warnNotStanding(final RaftLog log, final long lastTerm, final int memberId)
     {
-        if (!owes)
-        {
-            return; // joining with an empty log: it waits for a leader's log, quietly
-        }
         System.getLogger(LogOrder.class.getName()).log(System.Logger.Level.WARNING, "member {0} does not stand for " +
             "election: its log ends at {1} (term {2}) but it promised up to {3} (term {4}) before frames were lost",
             memberId, log.pendingPosition(), lastTerm, log.promisedPosition(), log.promisedTerm());

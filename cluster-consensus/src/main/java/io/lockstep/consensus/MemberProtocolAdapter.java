@@ -29,11 +29,12 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     private final ToolRequestHandler toolRequests;
 
     MemberProtocolAdapter(
-        final ConsensusAgent agent, final Transport transport, final StandbyRelay relay, final AdminRequests admin)
+        final ConsensusAgent agent, final Transport transport, final StandbyRelay relay, final AdminRequests admin,
+        final ClusterFormation formation)
     {
         this.agent = agent;
         this.transport = transport;
-        this.peerMessages = new PeerMessageHandler(agent, relay);
+        this.peerMessages = new PeerMessageHandler(agent, relay, formation);
         this.toolRequests = new ToolRequestHandler(admin);
     }
 

@@ -46,11 +46,15 @@ final class MemberProtocolPublisher
     private final ConfigurationNoticeEncoder configurationNotice =
         new ConfigurationNoticeEncoder();
     private final Membership membership;
+    private final ClusterFormation formation;
 
-    MemberProtocolPublisher(final Transport transport, final int maxBlockBytes, final Membership membership)
+    MemberProtocolPublisher(
+        final Transport transport, final int maxBlockBytes, final Membership membership,
+        final ClusterFormation formation)
     {
         this.transport = transport;
         this.membership = membership;
+        this.formation = formation;
         this.buffer = new UnsafeBuffer(new byte[maxBlockBytes + OVERHEAD]);
     }
 
@@ -107,7 +111,8 @@ final class MemberProtocolPublisher
             .candidateTerm(candidateTerm)
             .granted(bool(granted))
             .preVote(bool(preVote))
-            .configEpoch(membership.epoch());
+            .configEpoch(membership.epoch())
+            .mayElect(bool(formation.mayElect()));
         return send(to, vote.encodedLength());
     }
 
@@ -131,6 +136,8 @@ final class MemberProtocolPublisher
             .prevTerm(prevTerm)
             .commitPosition(commitPosition)
             .configEpoch(membership.epoch())
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low())
             .putLogBytes(logBytes, offset, length);
         return send(to, appendRequest.encodedLength());
     }

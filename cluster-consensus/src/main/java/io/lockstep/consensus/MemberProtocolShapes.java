@@ -40,6 +40,8 @@ public final class MemberProtocolShapes
     private static final int MAX_DATA_LENGTH = 16 * 1024 * 1024;
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
+    /** Version 4 added the cluster identity to appends and whether a voter may vote to its answers. */
+    private static final int IDENTITY_VERSION = 4;
 
     private MemberProtocolShapes()
     {
@@ -62,9 +64,10 @@ public final class MemberProtocolShapes
     {
         shapes
             .message(schema, RequestVoteDecoder.TEMPLATE_ID, since3(30, RequestVoteDecoder.BLOCK_LENGTH))
-            .message(schema, VoteDecoder.TEMPLATE_ID, since3(22, VoteDecoder.BLOCK_LENGTH))
-            .message(schema, AppendRequestDecoder.TEMPLATE_ID, since3(44, AppendRequestDecoder.BLOCK_LENGTH)
-                .varData(MAX_DATA_LENGTH))
+            .message(schema, VoteDecoder.TEMPLATE_ID,
+                since3(22, 30).grownTo(IDENTITY_VERSION, VoteDecoder.BLOCK_LENGTH))
+            .message(schema, AppendRequestDecoder.TEMPLATE_ID,
+                since3(44, 52).grownTo(IDENTITY_VERSION, AppendRequestDecoder.BLOCK_LENGTH).varData(MAX_DATA_LENGTH))
             .message(schema, AppendResponseDecoder.TEMPLATE_ID, since3(45, AppendResponseDecoder.BLOCK_LENGTH)
                 .group(0, MessageShape.block(AppendResponseDecoder.TermStartsDecoder.sbeBlockLength())))
             .message(schema, TimeoutNowDecoder.TEMPLATE_ID, MessageShape.block(TimeoutNowDecoder.BLOCK_LENGTH))

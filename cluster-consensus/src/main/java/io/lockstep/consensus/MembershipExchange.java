@@ -20,14 +20,14 @@ public final class MembershipExchange
     private String diverged;
     private long confirmedEpoch;
     private final RaftLog log;
-    private final boolean joining;
+    private final ClusterFormation formation;
 
     MembershipExchange(
         final ConsensusAgent agent, final Membership membership, final MemberProtocolPublisher publisher,
         final MemberErrors errors,
         final ElectionStateStore store,
         final RaftLog log,
-        final boolean joining)
+        final ClusterFormation formation)
     {
         this.agent = agent;
         this.membership = membership;
@@ -35,7 +35,7 @@ public final class MembershipExchange
         this.errors = errors;
         this.store = store;
         this.log = log;
-        this.joining = joining;
+        this.formation = formation;
     }
 
     /**
@@ -127,6 +127,7 @@ public final class MembershipExchange
         }
         LOGGER.log(System.Logger.Level.WARNING, "member {0} adopted membership {1} from {2}", agent.memberId(),
             membership.describe(), source);
+        formation.onMembershipAdopted();
         agent.onMembershipAdopted();
         final String removed = removedReason();
         if (null != removed)
@@ -149,7 +150,7 @@ public final class MembershipExchange
                 "leader " + leaderId + " does not have (its history parts from this member's at " + position +
                 "): they were lost with the primary zone in asynchronous standby mode. This member stops rather " +
                 "than serve a state the cluster does not hold; its log is kept. To serve again: tool remove-member, " +
-                "wipe its data directory, start it with lockstep.join=true, tool add-member, and tool " +
+                "wipe its data directory, start it, tool add-member, and tool " +
                 "promote-member once it has caught up (docs/how-to/membership.md)";
             errors.record("diverged", diverged);
         }
@@ -191,9 +192,9 @@ public final class MembershipExchange
         {
             return diverged;
         }
-        if (joining && 0 == log.pendingPosition())
+        if (!formation.mayElect() && 0 == log.pendingPosition())
         {
-            return null; // wiped and joining: not a member until a leader adds it and sends it log
+            return null; // new, perhaps wiped: not a member until a leader adds it and sends it log
         }
         return Membership.removedReason(agent.memberId(), store);
     }

@@ -12,6 +12,7 @@ public final class MemoryElectionState implements ElectionStateStore
     private long configVersion;
     private long voters;
     private long learners;
+    private ClusterIdentity identity = ClusterIdentity.NONE;
 
     public long term()
     {
@@ -56,5 +57,15 @@ public final class MemoryElectionState implements ElectionStateStore
         this.configVersion = configVersion;
         this.voters = voters;
         this.learners = learners;
+    }
+
+    public ClusterIdentity identity()
+    {
+        return identity;
+    }
+
+    public void saveIdentity(final ClusterIdentity identity)
+    {
+        this.identity = identity;
     }
 }

@@ -21,6 +21,7 @@ final class PeerMessageHandler
     private static final System.Logger LOGGER = System.getLogger(PeerMessageHandler.class.getName());
 
     private final ConsensusAgent agent;
+    private final ClusterFormation formation;
     private final StandbyRelay relay;
     private final RequestVoteDecoder requestVote = new RequestVoteDecoder();
     private final VoteDecoder vote = new VoteDecoder();
@@ -31,10 +32,11 @@ final class PeerMessageHandler
     private final InstallSnapshotResponseDecoder installSnapshotResponse = new InstallSnapshotResponseDecoder();
     private final ConfigurationNoticeDecoder configurationNotice = new ConfigurationNoticeDecoder();
 
-    PeerMessageHandler(final ConsensusAgent agent, final StandbyRelay relay)
+    PeerMessageHandler(final ConsensusAgent agent, final StandbyRelay relay, final ClusterFormation formation)
     {
         this.agent = agent;
         this.relay = relay;
+        this.formation = formation;
     }
 
     /**
@@ -86,6 +88,11 @@ final class PeerMessageHandler
         vote.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, vote.voterId(), "a vote") && agent.membershipExchange().admit(from, vote.configEpoch()))
         {
+            if (BooleanType.TRUE == vote.preVote() && !formation.mayElect())
+            {
+                // The answer to a new member's question (an older sender's, without the field, counts as able).
+                formation.onAnswer(vote.voterId(), vote.term(), BooleanType.FALSE != vote.mayElect());
+            }
             agent.onVote(vote.term(), vote.voterId(), vote.candidateTerm(), BooleanType.TRUE == vote.granted(),
                 BooleanType.TRUE == vote.preVote());
         }
@@ -110,6 +117,8 @@ final class PeerMessageHandler
         final long prevPosition = r.prevPosition();
         final long prevTerm = r.prevTerm();
         final long commitPosition = r.commitPosition();
+        final long clusterIdHigh = r.clusterIdHigh();
+        final long clusterIdLow = r.clusterIdLow();
         final int bytesLength = r.logBytesLength();
         final int bytesOffset = r.limit() + AppendRequestDecoder.logBytesHeaderLength();
         if (bytesOffset + bytesLength > m.end())
@@ -117,8 +126,8 @@ final class PeerMessageHandler
             LOGGER.log(System.Logger.Level.WARNING, "dropped truncated append request from {0}", from);
             return;
         }
-        agent.onAppendRequest(term, leaderId, sequence, prevPosition, prevTerm, commitPosition, m.buffer,
-            bytesOffset, bytesLength);
+        agent.onAppendRequest(term, leaderId, sequence, prevPosition, prevTerm, commitPosition, clusterIdHigh,
+            clusterIdLow, m.buffer, bytesOffset, bytesLength);
         relay.forward(from, leaderId, m.buffer, m.offset, m.length);
     }
 

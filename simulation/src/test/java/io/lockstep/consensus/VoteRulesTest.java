@@ -45,6 +45,8 @@ class VoteRulesTest
     @BeforeEach
     void startVoter()
     {
+        // A member of a cluster that has formed: a new one neither votes nor stands (ClusterFormationTest).
+        electionState.saveIdentity(ClusterIdentity.FORMED_BEFORE_IDENTITIES);
         voter = newVoter();
     }
 
@@ -97,7 +99,7 @@ class VoteRulesTest
     @Test
     void aMemberThatHearsALiveLeaderIgnoresCandidatesUnlessItIsATransfer()
     {
-        voter.onAppendRequest(2, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        voter.onAppendRequest(2, 1, 0, 0, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
         assertEquals(1, voter.leaderId());
 
         voter.onRequestVote(3, 0, 0, 0, true, false);
@@ -125,7 +127,7 @@ class VoteRulesTest
     {
         electionState.save(4, ElectionStateStore.NO_VOTE);
         voter = newVoter();
-        voter.onAppendRequest(3, 1, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        voter.onAppendRequest(3, 1, 0, 0, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
         final AppendResponseDecoder response = lastAppendResponse();
         assertEquals(BooleanType.FALSE, response.success());
         assertEquals(4, response.term());
@@ -210,7 +212,7 @@ class VoteRulesTest
 
             // The leader sends the lost frames again; then it may stand like anyone else.
             leaderLog.readBlock(cut, end, 1 << 20, (buffer, offset, length, from, to) ->
-                voter.onAppendRequest(5, 0, 1, cut, 3, 0, buffer, offset, length));
+                voter.onAppendRequest(5, 0, 1, cut, 3, 0, 0, 0, buffer, offset, length));
             voter.doWork();
             assertEquals(end, damaged.durablePosition());
             nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();

@@ -1,6 +1,7 @@
 package io.lockstep.simulation;
 
 import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.ClusterIdentity;
 import io.lockstep.consensus.codecs.Role;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -10,6 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,6 +35,65 @@ class ClusterScenarioTest
         cluster.runUntil(() -> cluster.driver.acked.size() >= 20, 20_000, true, "first appends acknowledged");
         cluster.runUntil(cluster::converged, 20_000, false, "converged");
         return cluster;
+    }
+
+    @Test
+    void twoWipedMembersNeverElectALeaderBesideTheCluster()
+    {
+        final SimCluster cluster = stableCluster(13, SimCluster.allVoting(3));
+        final int keeper = cluster.leader();
+        final int a = (keeper + 1) % 3;
+        final int b = (keeper + 2) % 3;
+        cluster.crash(keeper);
+        cluster.wipe(a);
+        cluster.wipe(b);
+        // The two empty members hear each other at term 0, but the third (down) never answers: they may not form a
+        // cluster, and must not elect a leader that lacks what the third still holds.
+        for (int k = 0; k < 20_000; k++)
+        {
+            cluster.step(true);
+            assertTrue(cluster.leader() < 0, "a leader was elected by two wiped members at step " + k);
+        }
+        assertFalse(cluster.agent(a).clusterIdentity().mayElect());
+        assertFalse(cluster.agent(b).clusterIdentity().mayElect());
+
+        // The member that kept its data returns: it answers with its term, so the wiped pair wait for its leader; it
+        // cannot lead without a vote, and they give none. Nothing is elected, nothing committed is overwritten.
+        cluster.start(keeper);
+        for (int k = 0; k < 20_000; k++)
+        {
+            cluster.step(true);
+            assertTrue(cluster.leader() < 0, "a leader was elected with two members that lost their data");
+        }
+        assertEquals(-1, cluster.leader());
+    }
+
+    @Test
+    void aWipedMemberRejoinsByItselfAndVotesOnceItHoldsTheCommittedLog()
+    {
+        final SimCluster cluster = stableCluster(14, SimCluster.allVoting(3));
+        final int leader = cluster.leader();
+        final int wiped = (leader + 1) % 3;
+        final ClusterIdentity identity = cluster.agent(leader).clusterIdentity();
+        assertTrue(identity.known() && identity.sealed(), "the formed cluster has a sealed identity: " + identity);
+
+        cluster.wipe(wiped);
+        assertFalse(cluster.agent(wiped).clusterIdentity().mayElect(), "wiped: it may not vote");
+        cluster.runUntil(() -> cluster.agent(wiped).clusterIdentity().mayElect(), 40_000, true,
+            "the wiped member catches up and may vote again");
+        final ClusterIdentity rejoined = cluster.agent(wiped).clusterIdentity();
+        assertEquals(identity.high(), rejoined.high());
+        assertEquals(identity.low(), rejoined.low());
+        assertTrue(cluster.agent(wiped).commitPosition() > 0 &&
+            cluster.log(wiped).appendedPosition() >= cluster.agent(wiped).commitPosition(),
+            "it holds the committed log");
+
+        // It counts again: with the third member down, the leader and the rejoined member still commit.
+        final int third = (leader + 2) % 3;
+        cluster.crash(third);
+        final long before = cluster.historyEnd();
+        cluster.runUntil(() -> cluster.historyEnd() > before + 1024, 40_000, true,
+            "the leader and the rejoined member commit without the third");
     }
 
     @Test

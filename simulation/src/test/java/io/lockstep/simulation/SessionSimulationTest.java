@@ -40,7 +40,7 @@ class SessionSimulationTest
     @BeforeAll
     static void quietLogs()
     {
-        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+        Logger.getLogger("io.lockstep").setLevel(Level.parse(System.getProperty("lockstep.sessions.log", "OFF")));
     }
 
     /** Checks exactly-once, in-order application per session and echoes each message back. */
@@ -235,7 +235,8 @@ class SessionSimulationTest
 
                         public void onClosed(final long sessionId)
                         {
-                            throw new AssertionError("seed " + seed + ": session of client " + client + " closed");
+                            throw new AssertionError("seed " + seed + ": session of client " + client + " closed: " +
+                                clients[client].closeReason() + describe());
                         }
                     }, TimeUnit.MILLISECONDS.toNanos(20), TimeUnit.MILLISECONDS.toNanos(150), 64, 64 * 1024);
             }

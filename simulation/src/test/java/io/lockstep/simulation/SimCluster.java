@@ -161,9 +161,37 @@ final class SimCluster
         network.setUp(i, false);
         // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), within the
         // fault budget: on one member at a time. Two members losing the same frames at once may lose a committed
-        // entry for good, and then the cluster rightly refuses to serve.
-        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && noLogOwesFrames());
+        // entry for good, and then the cluster rightly refuses to serve. A member that joined new and has not yet
+        // caught up counts as one missing frames (it may not vote: see ClusterFormation).
+        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && noLogOwesFrames() && everyMemberMayElect());
         crashes++;
+    }
+
+    /** Lose member i's data for good (log, term, vote, identity) and start it again with an empty directory. */
+    void wipe(final int i)
+    {
+        crash(i);
+        electionStates[i] = new MemoryElectionState();
+        logs[i] = new SimLog(MAX_BATCH);
+        start(i);
+    }
+
+    /** @return member i's durable election state. */
+    MemoryElectionState electionState(final int i)
+    {
+        return electionStates[i];
+    }
+
+    private boolean everyMemberMayElect()
+    {
+        for (final MemoryElectionState state : electionStates)
+        {
+            if (!state.identity().mayElect())
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean noLogOwesFrames()

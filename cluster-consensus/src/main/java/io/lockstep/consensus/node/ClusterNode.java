@@ -170,7 +170,7 @@ public final class ClusterNode implements AutoCloseable
             Math.min(ConsensusConfig.DEFAULT_MAX_BLOCK_BYTES, config.maxBatchLength() - BLOCK_HEADROOM);
         return new ConsensusConfig().memberId(config.memberId()).members(config.members()).timeouts(config.timeouts())
             .maxBlockBytes(maxBlockBytes)
-            .syncStandby(config.standbySync()).joining(config.join()).relay(config.standbyRelay()).validate();
+            .syncStandby(config.standbySync()).relay(config.standbyRelay()).validate();
     }
 
     /** Refuse to start a member a promotion removed, or one whose TLS files do not prove who it is. */
@@ -224,8 +224,8 @@ public final class ClusterNode implements AutoCloseable
             throw new IllegalStateException("member " + config.memberId() + ": " + config.dataDir().resolve(
                 FileElectionState.FILE_NAME) + " is missing but the log holds entries up to position " + end +
                 ": the member cannot know the term and vote it last had, and could vote twice in one term. Restore " +
-                "the file from where it was lost, or move the data directory away and " +
-                "add the member back empty (" + NodeConfig.JOIN + "=true)");
+                "the file from where it was lost, or move the data directory away: started empty, the member " +
+                "waits for the cluster's leader to send it the log");
         }
         return raftLog;
     }

@@ -45,10 +45,6 @@ import java.util.Properties;
  * lockstep.standby.relay      a standby's id: the leader sends the log across the zone link to it only, and it
  *                             forwards it to the other standbys (one copy per zone link); the same on every member
  *                             (default: none, each standby its own stream)
- * lockstep.join               true for a member whose data directory was wiped and that is being added back to a
- *                             running cluster (tool add-member): it neither stands for election nor votes until a
- *                             leader has sent it log, and does not count itself removed before it is added
- *                             (default false: a fresh cluster's members elect their first leader)
  * lockstep.idle               how the member's thread waits with nothing to do: selector (default), yield or spin;
  *                             lockstep.idle.spins and lockstep.idle.yields tune selector (see IdleSettings)
  * lockstep.threading          shared (default: one thread per member) or dedicated (the service on a thread of its
@@ -81,7 +77,6 @@ public record NodeConfig(
     SecuritySettings security,
     String listenAddress,
     boolean standbySync,
-    boolean join,
     int standbyRelay,
     IdleSettings idle,
     ThreadingSettings threading,
@@ -110,7 +105,6 @@ public record NodeConfig(
     public static final String METRICS_PORT = MetricsSettings.PORT;
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
-    public static final String JOIN = "lockstep.join";
     public static final String STANDBY_RELAY = "lockstep.standby.relay";
 
     /** A configuration problem, with a message that names the file, key and value. */
@@ -147,7 +141,14 @@ public record NodeConfig(
         }
         for (final String key : p.stringPropertyNames())
         {
-            if (key.startsWith("lockstep.") && !ConfigKeys.ALL.contains(key))
+            if ("lockstep.join".equals(key))
+            {
+                // Retired: a member whose data directory is empty now waits for the cluster by itself.
+                System.getLogger(NodeConfig.class.getName()).log(System.Logger.Level.WARNING, file + ": " + key +
+                    " is no longer needed and is ignored: a member with an empty data directory never votes or " +
+                    "stands until the cluster's leader has sent it the log (docs/how-to/membership.md)");
+            }
+            else if (key.startsWith("lockstep.") && !ConfigKeys.ALL.contains(key))
             {
                 // A warning, not a refusal: a file written for a newer member still starts an older one.
                 System.getLogger(NodeConfig.class.getName()).log(System.Logger.Level.WARNING, file + ": " + key +
@@ -271,7 +272,7 @@ public record NodeConfig(
             service.isEmpty() ? null : service, sessionTimeoutMs, snapshotInterval, snapshotKeep, metrics,
             SecuritySettings.parse(source, configDirectory(source), p, given),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
-            standbySync(source, p, members), bool(source, p, JOIN), standbyRelay(source, p, members),
+            standbySync(source, p, members), standbyRelay(source, p, members),
             IdleSettings.parse(source, p), threading(source, p, serviceGiven || !service.isEmpty()), purgeDelayMs);
     }
 
@@ -309,16 +310,6 @@ public record NodeConfig(
         {
             throw new ConfigException(source + ": " + STANDBY_RELAY + " must be a member id, not '" + value + "'");
         }
-    }
-
-    private static boolean bool(final String source, final Properties p, final String key) throws ConfigException
-    {
-        final String value = p.getProperty(key, "false").trim();
-        if (!"true".equals(value) && !"false".equals(value))
-        {
-            throw new ConfigException(source + ": " + key + " must be true or false, not '" + value + "'");
-        }
-        return "true".equals(value);
     }
 
     private static boolean standbySync(final String source, final Properties p, final List<Member> members)

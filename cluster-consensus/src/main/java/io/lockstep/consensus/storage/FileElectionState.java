@@ -1,7 +1,9 @@
 package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.AtomicFile;
+import io.lockstep.consensus.ClusterIdentity;
 import io.lockstep.consensus.ElectionStateStore;
+import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ElectionStateDecoder;
 import io.lockstep.consensus.codecs.ElectionStateEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
@@ -14,9 +16,9 @@ import java.nio.file.Path;
 import java.util.zip.CRC32C;
 
 /**
- * Term, vote and membership epoch in the file {@code election.state}: an SBE {@code ElectionState} and a CRC32C,
- * replaced atomically
- * (temporary file, fsync, rename, directory fsync) on every change, so a crash leaves the old pair or the new one.
+ * Term, vote, membership epoch and cluster identity in the file {@code election.state}: an SBE
+ * {@code ElectionState} and a CRC32C, replaced atomically (temporary file, fsync, rename, directory fsync) on every
+ * change, so a crash leaves the old state or the new one.
  * Elections are rare, so an fsync each is cheap; answering before it would break election safety.
  */
 public final class FileElectionState implements ElectionStateStore
@@ -26,6 +28,8 @@ public final class FileElectionState implements ElectionStateStore
     private static final int LENGTH = MessageHeaderEncoder.ENCODED_LENGTH + ElectionStateEncoder.BLOCK_LENGTH;
     /** A file written before membership epochs (schema version 2): term and vote only, read as epoch 0. */
     private static final int LENGTH_BEFORE_EPOCHS = MessageHeaderEncoder.ENCODED_LENGTH + Long.BYTES + Integer.BYTES;
+    /** A file written before cluster identities (schema version 3): read as a member of a cluster already formed. */
+    private static final int LENGTH_BEFORE_IDENTITY = LENGTH_BEFORE_EPOCHS + 4 * Long.BYTES;
 
     private final Path file;
     /** The file was there when the member started (a member that ever held a term has one). */
@@ -36,6 +40,7 @@ public final class FileElectionState implements ElectionStateStore
     private long configVersion;
     private long voters;
     private long learners;
+    private ClusterIdentity identity = ClusterIdentity.NONE;
 
     /**
      * @param directory the member's data directory.
@@ -50,7 +55,7 @@ public final class FileElectionState implements ElectionStateStore
         {
             final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
             final int length = bytes.length - Integer.BYTES;
-            if ((length != LENGTH && length != LENGTH_BEFORE_EPOCHS) ||
+            if ((length != LENGTH && length != LENGTH_BEFORE_EPOCHS && length != LENGTH_BEFORE_IDENTITY) ||
                 buffer.getInt(length, ByteOrder.LITTLE_ENDIAN) != checksum(bytes, length))
             {
                 throw new IllegalStateException(file + " is damaged (length " + bytes.length +
@@ -61,13 +66,16 @@ public final class FileElectionState implements ElectionStateStore
                 buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             term = decoder.term();
             votedFor = decoder.votedFor();
-            if (LENGTH == length)
+            if (LENGTH_BEFORE_EPOCHS != length)
             {
                 configEpoch = decoder.configEpoch();
                 configVersion = decoder.configVersion();
                 voters = decoder.voters();
                 learners = decoder.learners();
             }
+            identity = LENGTH == length ? new ClusterIdentity(decoder.clusterIdHigh(), decoder.clusterIdLow(),
+                BooleanType.TRUE == decoder.mayElect(), BooleanType.TRUE == decoder.identitySealed()) :
+                ClusterIdentity.FORMED_BEFORE_IDENTITIES;
         }
     }
 
@@ -110,20 +118,30 @@ public final class FileElectionState implements ElectionStateStore
         return learners;
     }
 
+    public ClusterIdentity identity()
+    {
+        return identity;
+    }
+
     public void save(final long term, final int votedFor)
     {
-        write(term, votedFor, configEpoch, configVersion, voters, learners);
+        write(term, votedFor, configEpoch, configVersion, voters, learners, identity);
     }
 
     public void saveMembership(final long configEpoch, final long configVersion, final long voters,
         final long learners)
     {
-        write(term, votedFor, configEpoch, configVersion, voters, learners);
+        write(term, votedFor, configEpoch, configVersion, voters, learners, identity);
+    }
+
+    public void saveIdentity(final ClusterIdentity identity)
+    {
+        write(term, votedFor, configEpoch, configVersion, voters, learners, identity);
     }
 
     private void write(
         final long term, final int votedFor, final long configEpoch, final long configVersion, final long voters,
-        final long learners)
+        final long learners, final ClusterIdentity identity)
     {
         final byte[] bytes = new byte[LENGTH + Integer.BYTES];
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
@@ -133,7 +151,11 @@ public final class FileElectionState implements ElectionStateStore
             .configEpoch(configEpoch)
             .voters(voters)
             .learners(learners)
-            .configVersion(configVersion);
+            .configVersion(configVersion)
+            .clusterIdHigh(identity.high())
+            .clusterIdLow(identity.low())
+            .mayElect(identity.mayElect() ? BooleanType.TRUE : BooleanType.FALSE)
+            .identitySealed(identity.sealed() ? BooleanType.TRUE : BooleanType.FALSE);
         buffer.putInt(LENGTH, checksum(bytes, LENGTH), ByteOrder.LITTLE_ENDIAN);
         AtomicFile.write(file, ByteBuffer.wrap(bytes));
         this.term = term;
@@ -142,6 +164,7 @@ public final class FileElectionState implements ElectionStateStore
         this.configVersion = configVersion;
         this.voters = voters;
         this.learners = learners;
+        this.identity = identity;
     }
 
     private static int checksum(final byte[] bytes, final int length)

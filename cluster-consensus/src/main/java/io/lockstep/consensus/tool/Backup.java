@@ -147,6 +147,8 @@ final class Backup
         {
             clusterTerm = Math.max(clusterTerm, s.term());
         }
+        // No identity and no right to vote (ClusterFormation): restored into one member of a running cluster, it
+        // waits for the leader; restored into every member, they find each other unable to vote and form again.
         new FileElectionState(dir).save(clusterTerm, ElectionStateStore.VOTE_UNKNOWN);
         out.printf("backup member=%d dir=%s snapshot_position=%d log_end=%d term=%d bytes=%d elapsed_ms=%d%n",
             source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, clusterTerm,

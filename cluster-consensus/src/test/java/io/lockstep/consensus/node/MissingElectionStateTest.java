@@ -54,6 +54,6 @@ class MissingElectionStateTest
         final IllegalStateException refused = assertThrows(IllegalStateException.class,
             () -> ClusterNode.start(nodeConfig).close());
         assertTrue(refused.getMessage().contains("election.state is missing but the log holds entries") &&
-            refused.getMessage().contains("lockstep.join=true"), refused.getMessage());
+            refused.getMessage().contains("move the data directory away"), refused.getMessage());
     }
 }

@@ -33,6 +33,8 @@ public final class SessionClient
     /** Returned by {@link #offer} for a message longer than the bound this client was made with. */
     public static final long TOO_LONG = -5;
     private static final long RETRY_DELAY_NS = 10_000_000L;
+    /** After a resume refused for the opens-a-second bound: past the second the bound counts. */
+    private static final long RESUME_REFUSED_DELAY_NS = 1_000_000_000L;
 
     /** Receives what the cluster sends. */
     public interface Listener
@@ -433,7 +435,15 @@ public final class SessionClient
         }
         if (SessionEventCode.AUTHENTICATION_REJECTED == code || SessionEventCode.REFUSED == code)
         {
-            if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
+            if (State.CONNECTING == state && event.correlationId() == connectCorrelationId &&
+                SessionEventCode.REFUSED == code && sessionId >= 0)
+            {
+                // A resume over the member's opens-a-second bound: the session still exists, so wait out the
+                // second and resume again rather than give it up.
+                state = State.DISCONNECTED;
+                retryAtNs = nowNs + RESUME_REFUSED_DELAY_NS;
+            }
+            else if (State.CONNECTING == state && event.correlationId() == connectCorrelationId)
             {
                 // The cluster's decision, not one member's mood: trying the next member would get the same answer.
                 closeReason = (SessionEventCode.REFUSED == code ? "session open refused: " :
