@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
 public final class ZoneLossBenchmark
 {
     private static final Pattern FIRST_COMMIT = Pattern.compile("first_commit_ms=(\\d+)");
-    private static final Pattern LOST_BYTES = Pattern.compile("lost_bytes=(\\d+)");
+    private static final Pattern LOST_BYTES = Pattern.compile("(lost_bytes_at_least=\\d+ lost_bytes_at_most=\\w+)");
 
     private ZoneLossBenchmark()
     {
@@ -180,7 +180,7 @@ public final class ZoneLossBenchmark
                 final long acked = client.isClosed() ? client.acknowledgedSequence() : settle(client, echoed, next[0]);
                 final long lost = client.isClosed() ? client.lostAcknowledged() : next[0] - echoed.cardinality();
                 System.out.printf(Locale.ROOT, "run %d: promote_to_first_commit_ms=%s outage_ms=%s sent=%d " +
-                    "acknowledged=%d acknowledged_lost=%d duplicated=%d tool_lost_bytes=%s%s%n", runNo,
+                    "acknowledged=%d acknowledged_lost=%d duplicated=%d tool: %s%s%n", runNo,
                     group(FIRST_COMMIT, output), client.isClosed() ? "-" :
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(longestGapNs[0])),
                     next[0], acked + 1, lost, duplicates[0], group(LOST_BYTES, output),

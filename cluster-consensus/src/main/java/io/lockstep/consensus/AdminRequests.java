@@ -229,6 +229,7 @@ final class AdminRequests
             .durablePosition(log.durablePosition()).lastTerm(agent.lastLogTerm())
             .primaryCommitSeen(Math.max(acks.leaderCommitSeen(), agent.commitPosition()))
             .meanEntryBytes(followerLog.meanFrameBytes())
+            .primaryCommitRate(acks.leaderCommitRate())
             .putDetail(detail, 0, detail.length).encodedLength();
         transport.send(endpoint, errorsBuffer, 0,
             io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + length);

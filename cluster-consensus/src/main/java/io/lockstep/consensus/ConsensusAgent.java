@@ -115,7 +115,7 @@ public final class ConsensusAgent implements Agent
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
         this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
 
-        this.acks = new FollowerAcks(memberId, log, termIndex, publisher);
+        this.acks = new FollowerAcks(memberId, log, termIndex, publisher, this::nowNs);
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
             membership);
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);

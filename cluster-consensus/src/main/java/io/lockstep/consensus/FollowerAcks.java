@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import java.util.function.LongSupplier;
+
 /**
  * What a follower owes its leader: the acknowledgement of the last append it took (sent once the bytes are durable
  * under the member's policy, as far as they matched), or a rejection that lets the leader find where the logs agree.
@@ -17,14 +19,18 @@ final class FollowerAcks
     /** Where this log matched the leader's at the last append taken; -1 when nothing is owed to this leader. */
     private long matchedPosition = -1;
     private long leaderCommitSeen;
+    private final CommitRate commitRate = new CommitRate();
+    private final LongSupplier clock;
 
     FollowerAcks(
-        final int memberId, final RaftLog log, final TermIndex termIndex, final MemberProtocolPublisher publisher)
+        final int memberId, final RaftLog log, final TermIndex termIndex, final MemberProtocolPublisher publisher,
+        final LongSupplier clock)
     {
         this.memberId = memberId;
         this.log = log;
         this.termIndex = termIndex;
         this.publisher = publisher;
+        this.clock = clock;
     }
 
     /** The log now matches the leader's up to {@code position}: acknowledge request {@code sequence} when durable. */
@@ -32,6 +38,7 @@ final class FollowerAcks
     {
         matchedPosition = position;
         leaderCommitSeen = Math.max(leaderCommitSeen, leaderCommit);
+        commitRate.onCommitSeen(clock.getAsLong(), leaderCommit);
         pending = true;
         sequence = requestSequence;
     }
@@ -59,6 +66,12 @@ final class FollowerAcks
     boolean pending()
     {
         return pending;
+    }
+
+    /** @return how fast the leader's commit position recently moved, in bytes a second (see {@link CommitRate}). */
+    long leaderCommitRate()
+    {
+        return commitRate.peakBytesPerSecond();
     }
 
     /** @return the highest commit position a leader has told this member of. */

@@ -40,7 +40,10 @@ public final class MemberProtocolShapes
     private static final int MAX_DATA_LENGTH = 16 * 1024 * 1024;
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
-    /** Version 4 added the cluster identity to appends and whether a voter may vote to its answers. */
+    /**
+     * Version 4 added the cluster identity to appends, whether a voter may vote to its answers, and the commit rate
+     * a standby saw to its answer to a promotion.
+     */
     private static final int IDENTITY_VERSION = 4;
 
     private MemberProtocolShapes()
@@ -101,8 +104,8 @@ public final class MemberProtocolShapes
             .message(schema, BackupChunkDecoder.TEMPLATE_ID, block(BackupChunkDecoder.BLOCK_LENGTH)
                 .varData(MAX_DATA_LENGTH))
             .message(schema, PromoteRequestDecoder.TEMPLATE_ID, block(PromoteRequestDecoder.BLOCK_LENGTH))
-            .message(schema, PromoteResponseDecoder.TEMPLATE_ID, block(PromoteResponseDecoder.BLOCK_LENGTH)
-                .varData(MAX_DATA_LENGTH))
+            .message(schema, PromoteResponseDecoder.TEMPLATE_ID, block(PromoteResponseDecoder.BLOCK_LENGTH - 8)
+                .grownTo(IDENTITY_VERSION, PromoteResponseDecoder.BLOCK_LENGTH).varData(MAX_DATA_LENGTH))
             .message(schema, MembershipChangeRequestDecoder.TEMPLATE_ID,
                 block(MembershipChangeRequestDecoder.BLOCK_LENGTH));
     }

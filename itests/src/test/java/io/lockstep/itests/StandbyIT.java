@@ -123,10 +123,12 @@ class StandbyIT
                 final JavaProcess.Result promoted = JavaProcess.run("io.lockstep.consensus.tool.ClusterTool",
                     "promote", "--config", cluster.config(3).toString());
                 assertEquals(0, promoted.exitCode(), promoted.output());
-                final Matcher lost = Pattern.compile("promote: lost_bytes=(\\d+)").matcher(promoted.output());
+                final Matcher lost = Pattern.compile("promote: lost_bytes_at_least=(\\d+) lost_bytes_at_most=(\\d+)")
+                    .matcher(promoted.output());
                 assertTrue(lost.find(), promoted.output());
                 assertEquals("0", lost.group(1), "synchronous mode: the standby held every committed byte\n" +
                     promoted.output());
+                assertEquals("0", lost.group(2), "synchronous mode, every standby answered\n" + promoted.output());
                 final Matcher commit = Pattern.compile("promote: leader=3 term=\\d+ commit_position=\\d+ " +
                     "first_commit_ms=(\\d+)").matcher(promoted.output());
                 assertTrue(commit.find(), promoted.output());

@@ -96,7 +96,7 @@ public final class AdminClient implements AutoCloseable
     public record PromoteAnswer(
         int memberId, boolean accepted, long configEpoch, long voters, long learners, long term, int leaderId,
         long sinceLeaderNs, long durablePosition, long lastTerm, long primaryCommitSeen, long meanEntryBytes,
-        String detail)
+        long primaryCommitRate, String detail)
     {
     }
 
@@ -632,7 +632,7 @@ public final class AdminClient implements AutoCloseable
                 final PromoteAnswer answer = new PromoteAnswer(d.memberId(),
                     BooleanType.TRUE == d.accepted(), d.configEpoch(), d.voters(),
                     d.learners(), d.term(), d.leaderId(), since, d.durablePosition(), d.lastTerm(),
-                    d.primaryCommitSeen(), d.meanEntryBytes(), detailOf(d));
+                    d.primaryCommitSeen(), d.meanEntryBytes(), Math.max(0, d.primaryCommitRate()), detailOf(d));
                 promoteAnswer = answer;
             }
         }

@@ -18,10 +18,11 @@ import java.util.concurrent.TimeUnit;
  *     <li>Refuse while the primary looks alive (any voting member answers, or a standby heard from a leader within
  *     two election timeouts), unless {@code --force}: a partition cannot be told apart from a dead zone, and
  *     promoting beside a live primary makes two clusters.</li>
- *     <li>Ask every standby for its log and for the last commit position a primary leader told it; say what may be
- *     lost: bytes the primary had committed (as far as the standbys knew) beyond the most up-to-date standby's
- *     durable log, and about how many entries that is (0 in synchronous mode). Each client is told exactly which of
- *     its acknowledged messages are gone ({@code SessionClient#lostAcknowledged}).</li>
+ *     <li>Ask every standby for its log, the last commit position a primary leader told it and how fast that moved;
+ *     say what may be lost, as a range ({@link LossEstimate}): what the primary had certainly committed beyond the
+ *     most up-to-date standby's durable log, and the most it can have committed if it kept its rate while no standby
+ *     heard from it (0 and 0 in synchronous mode). Each client is told exactly which of its acknowledged messages are
+ *     gone ({@code SessionClient#lostAcknowledged}).</li>
  *     <li>Promote the most up-to-date standby to the next membership epoch, in which the standbys vote and the old
  *     members are removed; the other standbys learn it from that one and vote for it (no log among them is ahead
  *     of its), then are told directly too.</li>
@@ -106,9 +107,16 @@ final class Promotion
             }
             AdminClient.PromoteAnswer best = answers.get(0);
             long primaryCommit = -1;
+            long sinceLeaderNs = -1;
+            long commitRate = 0;
             for (final AdminClient.PromoteAnswer a : answers)
             {
                 primaryCommit = Math.max(primaryCommit, a.primaryCommitSeen());
+                commitRate = Math.max(commitRate, a.primaryCommitRate());
+                if (a.sinceLeaderNs() >= 0)
+                {
+                    sinceLeaderNs = sinceLeaderNs < 0 ? a.sinceLeaderNs() : Math.min(sinceLeaderNs, a.sinceLeaderNs());
+                }
                 if (a.lastTerm() > best.lastTerm() ||
                     (a.lastTerm() == best.lastTerm() && a.durablePosition() > best.durablePosition()))
                 {
@@ -117,11 +125,12 @@ final class Promotion
             }
             final boolean already = best.configEpoch() > 0 && (best.voters() & (1L << best.memberId())) != 0;
             final long newEpoch = already ? best.configEpoch() : epoch + 1;
-            final long lostBytes = already ? 0 : Math.max(0, primaryCommit - best.durablePosition());
-            out.println("promote: lost_bytes=" + lostBytes + " lost_entries~=" + (lostBytes == 0 ? 0 :
-                best.meanEntryBytes() <= 0 ? "unknown" : String.valueOf((lostBytes + best.meanEntryBytes() - 1) /
-                best.meanEntryBytes())) + " (committed by the primary as far as the standbys knew, beyond standby " +
-                best.memberId() + "'s durable log; each client reports its own acknowledged messages lost, if any)");
+            if (!already)
+            {
+                final LossEstimate loss = LossEstimate.of(config.standbySync(), answers.size() == standbys.size(),
+                    primaryCommit, best.durablePosition(), sinceLeaderNs, commitRate);
+                out.println("promote: " + loss.describe(best.meanEntryBytes(), best.memberId()));
+            }
             final AdminClient.PromoteAnswer promoted = admin.promote(best.memberId(), false, newEpoch, voters, 0,
                 ASK_TIMEOUT_MS);
             if (null == promoted || !promoted.accepted())
