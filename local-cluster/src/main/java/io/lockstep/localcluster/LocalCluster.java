@@ -4,6 +4,7 @@ import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
+import io.lockstep.consensus.node.MemorySettings;
 import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
@@ -30,6 +31,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LocalCluster implements AutoCloseable
 {
+    /** Each member JVM's {@code lockstep.memory}: heap and direct buffers in all. */
+    public static final String MEMBER_MEMORY = "320m";
+
     private final Path root;
     private final int count;
     private final int[] ports;
@@ -316,7 +320,9 @@ public final class LocalCluster implements AutoCloseable
     public void start(final int i) throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m"));
+            Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        // Memory as bin/lockstep node gives it from lockstep.memory: small, so that three members and a client fit.
+        command.addAll(MemorySettings.jvmOptions(MemorySettings.parse(MEMBER_MEMORY)));
         // As bin/lockstep node, the member's JIT setting included.
         command.addAll(JvmOptions.member());
         // Extra options for member JVMs (profiling, GC settings): -Dlockstep.member.jvmArgs="..." with {id} for the id.

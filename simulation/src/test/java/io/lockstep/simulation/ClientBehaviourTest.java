@@ -296,6 +296,29 @@ class ClientBehaviourTest
     }
 
     @Test
+    void atItsMemoryBoundALeaderRefusesNewSessionsAndKeepsServingTheOpenOnes()
+    {
+        runUntil(() -> clientA.isConnected() && leader() >= 0, "session open");
+        for (final ServiceMember member : running)
+        {
+            // As a member whose heap holds 6 sessions with full egress buffers (ClusterNode sets it from the heap).
+            member.sessionLimits(new SessionLimits(100, 4096, 100)).memorySessionLimit(6);
+        }
+        String last = "";
+        int opened = 0;
+        for (int i = 0; i < 10 && !last.startsWith("REFUSED"); i++)
+        {
+            last = rawOpen(i);
+            opened += last.startsWith("OK") ? 1 : 0;
+        }
+        assertEquals("REFUSED this member's memory holds 6 sessions with full egress buffers (lockstep.memory)", last);
+        assertEquals(4, opened, "clients A and B hold two of the six");
+        offer(clientA, 4);
+        runUntil(() -> clientA.ackedSequence() == 0, "the sessions already open carry on");
+        assertFalse(recorderA.closed);
+    }
+
+    @Test
     void aMemberMessageNamingAnotherSenderThanItsConnectionIsDroppedAndCounted()
     {
         runUntil(() -> leader() >= 0, "a leader");

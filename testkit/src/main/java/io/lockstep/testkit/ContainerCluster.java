@@ -11,6 +11,7 @@ import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.cluster.transport.ClusterSecret;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.node.ClusterNode;
+import io.lockstep.consensus.node.MemorySettings;
 import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.node.SecuritySettings;
 import io.lockstep.consensus.tool.AdminClient;
@@ -180,7 +181,9 @@ public final class ContainerCluster implements TestCluster
     {
         // As bin/lockstep node, JIT setting included: without it every start and restart would rehearse first.
         final List<String> command = new ArrayList<>(JvmOptions.member());
-        command.addAll(List.of("-XX:+UseSerialGC", "-Xmx256m", "-cp", classPath, ClusterNode.class.getName(),
+        command.add("-XX:+UseSerialGC");
+        command.addAll(MemorySettings.jvmOptions(MemorySettings.parse(LocalCluster.MEMBER_MEMORY)));
+        command.addAll(List.of("-cp", classPath, ClusterNode.class.getName(),
             "--config", "/app/conf/node.properties"));
         return command;
     }

@@ -243,7 +243,31 @@ public final class ClusterNode implements AutoCloseable
             TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
             new BackoffIdleStrategy(), handoff)
             .clientAuthenticator(config.security().authenticator())
-            .sessionLimits(config.security().sessionLimits());
+            .sessionLimits(config.security().sessionLimits())
+            .memorySessionLimit(sessionLimit(config));
+    }
+
+    private static int sessionLimit(final NodeConfig config)
+    {
+        final long heap = Runtime.getRuntime().maxMemory();
+        final int limit = MemorySettings.sessionLimit(heap, MAX_SESSIONS, EGRESS_BUFFER_BYTES);
+        final long direct = MemorySettings.maxDirectBytes();
+        LOGGER.log(System.Logger.Level.INFO, "member {0}: heap {1} MiB, direct buffers {2} MiB: up to {3} sessions " +
+            "with full egress buffers ({4})", config.memberId(), heap >> 20, direct >> 20, limit,
+            MemorySettings.MEMORY);
+        final long directNeeded = config.security().limits().clientBufferBytes() +
+            config.security().limits().maxClients() * 16L * 1024 +
+            config.members().size() * 4L * (ConsensusConfig.DEFAULT_MAX_BLOCK_BYTES + SNAPSHOT_CHUNK_BYTES) +
+            2L * config.maxBatchLength();
+        if (directNeeded > direct)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: its connections and log may need up to {1} MiB of " +
+                "direct buffers ({2} MiB of them for clients: lockstep.client.buffers.max.bytes) but the JVM allows " +
+                "{3} MiB: raise {4}, or a burst of client traffic can fail the member", config.memberId(),
+                directNeeded >> 20, config.security().limits().clientBufferBytes() >> 20, direct >> 20,
+                MemorySettings.MEMORY);
+        }
+        return limit;
     }
 
     private static void logSecurity(final NodeConfig config)

@@ -13,7 +13,7 @@ import java.util.TreeSet;
 final class ConfigKeys
 {
     static final Set<String> ALL = collect(NodeConfig.class, SecuritySettings.class, TlsSettings.class,
-        MetricsSettings.class, IdleSettings.class, ThreadingSettings.class);
+        MetricsSettings.class, IdleSettings.class, ThreadingSettings.class, MemorySettings.class);
 
     private ConfigKeys()
     {

@@ -255,6 +255,17 @@ public record NodeConfig(
             throw new ConfigException(source + ": " + DURABILITY + " must be batch or none, not '" +
                 p.getProperty(DURABILITY) + "'");
         }
+        if (null != p.getProperty(MemorySettings.MEMORY))
+        {
+            try
+            {
+                MemorySettings.parse(p.getProperty(MemorySettings.MEMORY));
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                throw new ConfigException(source + ": " + ex.getMessage());
+            }
+        }
         if (members.stream().noneMatch(m -> m.id() == memberId))
         {
             throw new ConfigException(source + ": " + MEMBER_ID + "=" + memberId + " is not in " + MEMBERS);

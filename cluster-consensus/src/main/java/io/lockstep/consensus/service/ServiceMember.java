@@ -266,6 +266,17 @@ public final class ServiceMember implements Agent, ServiceHooks
     }
 
     /**
+     * @param limit sessions this member's memory holds: as leader it refuses opens beyond them (default: the table's
+     *              size).
+     * @return this.
+     */
+    public ServiceMember memorySessionLimit(final int limit)
+    {
+        sessions.memorySessionLimit(limit);
+        return this;
+    }
+
+    /**
      * @param secrets where this member, as leader, draws session secrets: a seeded generator for a simulation
      *                (default: {@code SecureRandom}).
      * @return this.

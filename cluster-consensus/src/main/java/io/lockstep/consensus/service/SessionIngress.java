@@ -52,6 +52,7 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     private static final int MAX_CREDENTIALS_LENGTH = 4096;
     private ClientAuthenticator authenticator = ClientAuthenticator.ACCEPT_ALL;
     private SessionLimits limits = SessionLimits.DEFAULTS;
+    private int memorySessionLimit = Integer.MAX_VALUE;
     /** Opens and resumes asked for per connection in the current one-second window: endpoint to {start, count}. */
     private final Int2ObjectHashMap<long[]> openWindows = new Int2ObjectHashMap<>();
     /** Where session secrets come from: a cryptographically strong generator unless a simulation seeds one. */
@@ -139,6 +140,16 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
     public void limits(final SessionLimits limits)
     {
         this.limits = limits;
+    }
+
+    /**
+     * @param limit sessions this member's memory holds with full egress buffers: as leader it refuses opens beyond
+     *              them, and no client can make it run out of heap (a leader-local bound, not replicated state: the
+     *              session table's size is).
+     */
+    public void memorySessionLimit(final int limit)
+    {
+        this.memorySessionLimit = limit;
     }
 
     /**
@@ -400,6 +411,11 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
         if (table.size() + pendingOpens.size() >= table.maxSessions())
         {
             return "the session table is full (" + table.maxSessions() + " sessions)";
+        }
+        if (table.size() + pendingOpens.size() >= memorySessionLimit)
+        {
+            return "this member's memory holds " + memorySessionLimit + " sessions with full egress buffers " +
+                "(lockstep.memory)";
         }
         if (!withinConnectRate(endpoint))
         {
