@@ -45,6 +45,8 @@ public final class ArchiveLog implements AutoCloseable
     public static final long BACK_PRESSURED = -2;
 
     private static final System.Logger LOGGER = System.getLogger(ArchiveLog.class.getName());
+    /** How often a log that found no space tries its write again. */
+    private static final long WRITE_RETRY_NS = 50_000_000L;
 
     private final Path directory;
     private final int segmentLength;
@@ -64,6 +66,9 @@ public final class ArchiveLog implements AutoCloseable
     private final SegmentChannel segment;
     private final PromiseFile promise;
     private boolean failed;
+    /** Null, or why the last flush could not write (a full disk): the batch is kept and written again later. */
+    private String writeProblem;
+    private long writeRetryAtNs;
     private boolean closed;
     /** Null, or how the promise file was found at open when it should have held a promise: missing, untrusted. */
     private String promiseLost;
@@ -226,7 +231,7 @@ public final class ArchiveLog implements AutoCloseable
     {
         checkUsable();
         final int batchLength = batch.length();
-        if (0 == batchLength)
+        if (0 == batchLength || (null != writeProblem && System.nanoTime() < writeRetryAtNs))
         {
             return durablePosition;
         }
@@ -236,6 +241,7 @@ public final class ArchiveLog implements AutoCloseable
         final int splitOffset = batch.splitOffset();
         final long baseA = segmentBase(batchStartPosition, segmentLength);
         final int endA = splitOffset < 0 ? batchLength : splitOffset;
+        boolean forcing = false;
         try
         {
             useSegment(baseA);
@@ -246,24 +252,40 @@ public final class ArchiveLog implements AutoCloseable
                 {
                     // The padding that ends this segment is durable before the next segment holds data, so
                     // recovery never finds data after an incomplete segment.
+                    forcing = true;
                     segment.force();
+                    forcing = false;
                 }
                 useSegment(baseA + segmentLength);
                 segment.write(batch.bytes(splitOffset, batchLength), 0);
             }
             if (DurabilityPolicy.BATCH == durability)
             {
+                forcing = true;
                 segment.force();
             }
         }
         catch (final IOException | RuntimeException ex)
         {
+            if (!forcing && NoSpace.is(ex))
+            {
+                // The kernel took none of it as written, or part: positional writes of the same bytes again later
+                // are harmless. Not so a failed fsync, which may have dropped dirty pages: that one stays fatal.
+                onNoSpace(batchStartPosition, batchLength, SegmentFiles.segmentFile(directory, baseA));
+                return durablePosition;
+            }
             failed = true;
             throw ex instanceof ArchiveException ? (ArchiveException)ex :
                 new ArchiveException(ArchiveException.Reason.IO_ERROR, SegmentFiles.segmentFile(directory, baseA),
                     batchStartPosition, "write failed; the log must be reopened: " + ex, ex);
         }
 
+        if (null != writeProblem)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "log {0} is written again, up to {1}", directory,
+                batch.pendingPosition());
+            writeProblem = null;
+        }
         final long pendingPosition = batch.pendingPosition();
         appendedPosition = pendingPosition;
         durablePosition = pendingPosition;
@@ -271,6 +293,47 @@ public final class ArchiveLog implements AutoCloseable
         batch.written();
         raisePromise();
         return durablePosition;
+    }
+
+    private void onNoSpace(final long from, final int length, final Path file)
+    {
+        if (null == writeProblem)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "no space left to write log {0}: {1} bytes from position {2} " +
+                "wait to be written; nothing written before is lost, and the log is written again once there is " +
+                "space", file, length, from);
+        }
+        writeProblem = "no space left on the device of " + directory + ": " + length + " bytes from position " +
+            from + " wait to be written";
+        writeRetryAtNs = System.nanoTime() + WRITE_RETRY_NS;
+    }
+
+    /**
+     * @return null while the log writes, or why the last flush could not (no space left on its device): the frames
+     * are held and written by a later flush, tried at most every 50 ms, once there is space.
+     */
+    public String writeProblem()
+    {
+        return writeProblem;
+    }
+
+    /**
+     * Drop the frames appended but not yet written. They were never durable, so never acknowledged: a member that
+     * cannot write gives them up when it stops leading, or when a leader sends it the log again.
+     *
+     * @return where the dropped frames started, or -1 if there were none.
+     */
+    public long discardUnwritten()
+    {
+        checkUsable();
+        if (0 == batch.length())
+        {
+            return -1;
+        }
+        final long from = batch.startPosition();
+        batch.discard();
+        writeProblem = null; // nothing waits to be written now: the next flush finds out whether there is space
+        return from;
     }
 
     /**
@@ -662,7 +725,8 @@ public final class ArchiveLog implements AutoCloseable
         }
         catch (final ArchiveException ex)
         {
-            failed = true;
+            // A new segment that finds no space is made again on the next try; anything else is fatal.
+            failed = !NoSpace.is(ex);
             throw ex;
         }
     }

@@ -178,6 +178,17 @@ final class FrameBatch
         splitOffset = -1;
     }
 
+    /**
+     * Drop the frames not yet written: never durable, so never acknowledged. The batch starts again where the
+     * written log ends.
+     */
+    void discard()
+    {
+        pendingPosition = startPosition;
+        length = 0;
+        splitOffset = -1;
+    }
+
     /** Start the empty batch at a new end of the log, after a truncation (the log refuses one with frames pending). */
     void restartAt(final long position)
     {

@@ -225,8 +225,7 @@ public final class ConsensusAgent implements Agent
         int work = transport.poll(nowNs, adapter);
         if (log.pendingPosition() > log.appendedPosition())
         {
-            log.flush();
-            work++;
+            work += log.flush() >= 0 && null == log.writeProblem() ? 1 : 0; // a full disk is no work: idle meanwhile
         }
 
         if (Role.LEADER == role)
@@ -386,9 +385,9 @@ public final class ConsensusAgent implements Agent
             electionDeadlineNs = nowNs + randomElectionTimeout();
             return formation.ask(publisher, peers, term, termIndex.lastTerm()); // new, perhaps wiped: it only asks
         }
-        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        if (!LogOrder.mayStand(log, termIndex.lastTerm()))
         {
-            // Lost frames it may have helped commit, which as leader it could overwrite: it waits (and still votes).
+            // Lost frames it may have helped commit (as leader it could overwrite them), or a disk it cannot write.
             electionDeadlineNs = nowNs + randomElectionTimeout();
             LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId);
             return 0;
@@ -526,7 +525,11 @@ public final class ConsensusAgent implements Agent
         log.flush();
         logClock.start(nowNs);
         final NewTermEntry entry = newTermEntry.encode(logClock.tick(nowNs), term, memberId, appVersion, membership);
-        leader.appendEntry(term, LogEntryType.NEW_LEADERSHIP_TERM, entry.buffer(), 0, entry.length());
+        if (!leader.appendEntry(term, LogEntryType.NEW_LEADERSHIP_TERM, entry.buffer(), 0, entry.length()))
+        {
+            throw new IllegalStateException("member " + memberId + " cannot write its log as it becomes leader: " +
+                log.writeProblem());
+        }
         leader.startTerm(termIndex.startOf(term), nowNs);
         LOGGER.log(System.Logger.Level.INFO, "member {0} is leader of term {1} at position {2}",
             memberId, term, log.pendingPosition());
@@ -552,7 +555,7 @@ public final class ConsensusAgent implements Agent
         }
         role = Role.FOLLOWER;
         leaderId = newLeaderId;
-        leader.stopTransfer();
+        leader.onFollowing();
         electionDeadlineNs = nowNs + randomElectionTimeout();
     }
 
@@ -769,8 +772,7 @@ public final class ConsensusAgent implements Agent
         {
             return -1;
         }
-        leader.appendEntry(term, type, buffer, offset, length);
-        return log.pendingPosition();
+        return leader.appendEntry(term, type, buffer, offset, length) ? log.pendingPosition() : -1;
     }
 
     /** @return this duty cycle's monotonic clock reading: for this member's own timeouts, never for the log. */

@@ -88,6 +88,13 @@ final class FollowerAcks
      */
     long sendAck(final int leaderId, final long term, final long commitPosition)
     {
+        if (leaderId < 0)
+        {
+            // Owed to a leader this member no longer follows (it stood for election while the link was down): the
+            // next leader asks again.
+            pending = false;
+            return commitPosition;
+        }
         final long durable = Math.min(log.durablePosition(), matchedPosition);
         final long appended = Math.min(log.appendedPosition(), matchedPosition);
         final long commit = Math.max(commitPosition, Math.min(leaderCommitSeen, durable));

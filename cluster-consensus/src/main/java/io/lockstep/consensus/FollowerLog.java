@@ -172,6 +172,10 @@ final class FollowerLog
     private boolean append(
         final DirectBuffer buffer, final int offset, final int length, final long position, final int fromLeaderId)
     {
+        if (null != log.writeProblem() && log.pendingPosition() > log.appendedPosition())
+        {
+            return false; // a full disk holds the last bytes unwritten: no more until they are (the leader resends)
+        }
         try
         {
             long result = log.appendFrames(buffer, offset, length);
@@ -179,6 +183,10 @@ final class FollowerLog
             {
                 log.flush();
                 result = log.appendFrames(buffer, offset, length);
+                if (RaftLog.BACK_PRESSURED == result && null != log.writeProblem())
+                {
+                    return false; // the disk is full: taken once it writes again (the leader resends)
+                }
                 if (RaftLog.BACK_PRESSURED == result)
                 {
                     throw new IllegalStateException("append block of " + length + " bytes exceeds the log batch");
@@ -217,11 +225,14 @@ final class FollowerLog
                 position + " < commit " + commitPosition);
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
-        log.flush();
-        log.truncate(position);
-        termIndex.truncate(position);
-        membership.onTruncate(position);
-        truncatedAt = position;
+        final long cut = Math.min(position, flushOrDropUnwritten());
+        if (cut < log.appendedPosition())
+        {
+            log.truncate(cut);
+        }
+        termIndex.truncate(cut);
+        membership.onTruncate(cut);
+        truncatedAt = cut;
     }
 
     /**
@@ -250,6 +261,22 @@ final class FollowerLog
                 position, snapshotTerm);
             restartAt(position, snapshotTerm);
         }
+    }
+
+    /**
+     * Before the log is cut or restarted: write what is pending, or, when a full disk keeps it unwritten, drop it
+     * (it was never acknowledged, and the cut replaces it anyway).
+     *
+     * @return where the log now ends (the start of the dropped frames, if any were).
+     */
+    private long flushOrDropUnwritten()
+    {
+        log.flush();
+        if (log.pendingPosition() > log.appendedPosition())
+        {
+            log.discardUnwritten();
+        }
+        return log.pendingPosition();
     }
 
     /**
@@ -288,6 +315,7 @@ final class FollowerLog
      */
     void restartAt(final long position, final long snapshotTerm)
     {
+        flushOrDropUnwritten();
         membership.onTruncate(position);
         log.reset(position, snapshotTerm);
         rebuildTermIndex();

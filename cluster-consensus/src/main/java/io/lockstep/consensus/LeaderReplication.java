@@ -93,8 +93,11 @@ final class LeaderReplication
      */
     /**
      * Append an entry of this leader's term to its own log (replicated by {@link #replicate}).
+     *
+     * @return false if the log cannot take it: its batch is full and the disk refuses to write it (see
+     * {@link RaftLog#writeProblem()}); the caller answers with back pressure.
      */
-    void appendEntry(final long term, final int type, final DirectBuffer buffer, final int offset, final int length)
+    boolean appendEntry(final long term, final int type, final DirectBuffer buffer, final int offset, final int length)
     {
         final long before = log.pendingPosition();
         long result = log.append(term, type, buffer, offset, length);
@@ -103,12 +106,17 @@ final class LeaderReplication
             log.flush();
             result = log.append(term, type, buffer, offset, length);
         }
+        if (RaftLog.BACK_PRESSURED == result && null != log.writeProblem())
+        {
+            return false;
+        }
         if (result < 0)
         {
             throw new IllegalStateException("append failed: " + result);
         }
         // The frame (or the padding a segment end put before it) starts where the log ended.
         termIndex.onFrame(term, before);
+        return true;
     }
 
     void startTerm(final long termStart, final long nowNs)
@@ -486,6 +494,10 @@ final class LeaderReplication
 
     void progressTransfer(final long term, final long nowNs)
     {
+        if (transferTarget < 0 && null != log.writeProblem())
+        {
+            handOver(nowNs);
+        }
         if (transferTarget < 0)
         {
             return;
@@ -502,9 +514,44 @@ final class LeaderReplication
         }
     }
 
-    void stopTransfer()
+    /**
+     * A leader that cannot write its log commits nothing new (its own durable position is stuck), so it hands
+     * leadership to the voting follower that holds the most of its log.
+     */
+    private void handOver(final long nowNs)
+    {
+        PeerState best = null;
+        for (final PeerState peer : peers)
+        {
+            if (peer.voting && (null == best || peer.matchPosition > best.matchPosition))
+            {
+                best = peer;
+            }
+        }
+        if (null != best && startTransfer(best.id, nowNs))
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} cannot write its log ({1}): it hands leadership to " +
+                "member {2}", memberId, log.writeProblem(), best.id);
+        }
+    }
+
+    /**
+     * This member leads no more (or never did): no transfer is under way, and frames its log holds but could not
+     * write (a full disk) are dropped. They were never durable, so never acknowledged, and the next leader sends
+     * what it has in their place.
+     */
+    void onFollowing()
     {
         transferTarget = -1;
+        if (null != log.writeProblem())
+        {
+            final long from = log.discardUnwritten();
+            if (from >= 0)
+            {
+                termIndex.truncate(from);
+                membership.onTruncate(from);
+            }
+        }
     }
 
     /**

@@ -47,8 +47,23 @@ final class LogOrder
         }
     }
 
+    /**
+     * @return true if the member may stand for election: it owes no frames it may have acknowledged, and it can
+     * write its log (a leader that cannot would commit nothing).
+     */
+    static boolean mayStand(final RaftLog log, final long lastTerm)
+    {
+        return !owesPromisedFrames(log, lastTerm) && null == log.writeProblem();
+    }
+
     static void warnNotStanding(final RaftLog log, final long lastTerm, final int memberId)
     {
+        if (null != log.writeProblem())
+        {
+            System.getLogger(LogOrder.class.getName()).log(System.Logger.Level.WARNING, "member {0} does not " +
+                "stand for election: it cannot write its log ({1})", memberId, log.writeProblem());
+            return;
+        }
         System.getLogger(LogOrder.class.getName()).log(System.Logger.Level.WARNING, "member {0} does not stand for " +
             "election: its log ends at {1} (term {2}) but it promised up to {3} (term {4}) before frames were lost",
             memberId, log.pendingPosition(), lastTerm, log.promisedPosition(), log.promisedTerm());

@@ -77,6 +77,8 @@ public final class MemberMetrics
     public static final int LOG_PROMISE_LOST = 38;
     /** When the first certificate of this member's TLS chain to expire does, in Unix seconds; 0 without TLS files. */
     public static final int TLS_CERTIFICATE_EXPIRY = 39;
+    /** 1 while the member cannot write its log (no space left on its device): it acknowledges nothing new. */
+    public static final int LOG_WRITE_BLOCKED = 40;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -136,6 +138,9 @@ public final class MemberMetrics
             "beside a non-empty log under batch durability", false),
         new Definition("tls_certificate_expiry_seconds", "When the first certificate of this member's TLS chain " +
             "expires, Unix seconds (0 without TLS files); follows replaced files", false),
+        new Definition("log_write_blocked", "1 while the member cannot write its log (no space left on its " +
+            "device): it acknowledges nothing new, leads no more, and writes again by itself once there is space",
+            false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

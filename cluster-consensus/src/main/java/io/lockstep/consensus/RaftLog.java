@@ -106,6 +106,19 @@ public interface RaftLog extends BlockSource
     long flush();
 
     /**
+     * @return null while the log writes, or why its last flush could not (no space left on its device): what is
+     * pending is kept, and a later flush writes it once there is space.
+     */
+    String writeProblem();
+
+    /**
+     * Drop what is pending and not yet written: never durable, so never acknowledged.
+     *
+     * @return where the dropped frames started, or -1 if nothing was pending.
+     */
+    long discardUnwritten();
+
+    /**
      * Remove every frame at or after a frame boundary. Nothing may be pending.
      */
     void truncate(long position);

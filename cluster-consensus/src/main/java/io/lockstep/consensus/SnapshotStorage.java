@@ -27,6 +27,15 @@ public interface SnapshotStorage extends AutoCloseable
     boolean isWriting();
 
     /**
+     * @return null, or why the last snapshot could not be written (no space left): nothing is lost, the log is kept
+     * until a later snapshot is written.
+     */
+    default String writeProblem()
+    {
+        return null;
+    }
+
+    /**
      * Start writing an image durably. One at a time.
      */
     void write(SnapshotImage image);

@@ -15,6 +15,7 @@ public final class FaultCounts
     long clockSteps;
     long brokenLinks;
     long heals;
+    long fullDisks;
 
     /** @return members stopped as by a power cut (unsynced writes lost, the last one possibly torn). */
     public long crashes()
@@ -58,6 +59,12 @@ public final class FaultCounts
         return brokenLinks;
     }
 
+    /** @return times a member's disk filled up (and emptied again later). */
+    public long fullDisks()
+    {
+        return fullDisks;
+    }
+
     /** @return times the whole network was healed. */
     public long heals()
     {
@@ -79,12 +86,13 @@ public final class FaultCounts
         clockSteps += other.clockSteps;
         brokenLinks += other.brokenLinks;
         heals += other.heals;
+        fullDisks += other.fullDisks;
     }
 
     public String toString()
     {
         return crashes + " crashes (" + diskDamage + " with disk damage, " + rottenSnapshots + " rotten snapshots), " +
             restarts + " restarts, " + partitions + " partitions, " + brokenLinks + " one-way, cut or flapping " +
-            "links, " + clockSteps + " clock steps, " + heals + " heals";
+            "links, " + clockSteps + " clock steps, " + fullDisks + " full disks, " + heals + " heals";
     }
 }

@@ -40,6 +40,9 @@ public final class SimLog implements RaftLog
     private long promisedTerm;
     /** Frames lost to damage by crashes of this log's history (for the run's summary). */
     long damagedCuts;
+    /** The disk is full: flushes write nothing until it is not. */
+    private boolean diskFull;
+    private String writeProblem;
 
     public SimLog(final int maxBatchLength)
     {
@@ -72,9 +75,10 @@ public final class SimLog implements RaftLog
     SimLog afterCrash(final Random random, final boolean damage)
     {
         long end = durable;
-        if (pending > durable && random.nextBoolean())
+        if (!diskFull && pending > durable && random.nextBoolean())
         {
-            // Crash during the flush of the pending batch: a prefix of its frames reached the disk.
+            // Crash during the flush of the pending batch: a prefix of its frames reached the disk (a full disk
+            // took none of them).
             end = frameBoundaryAtOrBelow(durable, durable + (long)(random.nextDouble() * (pending - durable)));
         }
         if (damage && durable > start)
@@ -92,6 +96,7 @@ public final class SimLog implements RaftLog
         recovered.promisedPosition = promisedPosition;
         recovered.promisedTerm = promisedTerm;
         recovered.damagedCuts = damagedCuts + (end < durable && damage ? 1 : 0);
+        recovered.diskFull = diskFull;
         return recovered;
     }
 
@@ -260,8 +265,44 @@ public final class SimLog implements RaftLog
         return pending;
     }
 
+    /** A full disk, or space again: while full, nothing pending is written (what was written stays). */
+    public void diskFull(final boolean full)
+    {
+        this.diskFull = full;
+    }
+
+    /** @return true while the disk is full. */
+    public boolean diskFull()
+    {
+        return diskFull;
+    }
+
+    public String writeProblem()
+    {
+        return writeProblem;
+    }
+
+    public long discardUnwritten()
+    {
+        if (pending == appended)
+        {
+            return -1;
+        }
+        final long from = appended;
+        writeProblem = null;
+        pending = appended;
+        pendingLastTerm = termOfFrameEndingAt(appended);
+        return from;
+    }
+
     public long flush()
     {
+        if (diskFull && pending > appended)
+        {
+            writeProblem = "simulated full disk: " + (pending - appended) + " bytes wait";
+            return durable;
+        }
+        writeProblem = null;
         appended = pending;
         durable = pending;
         if (pendingLastTerm > promisedTerm || (pendingLastTerm == promisedTerm && durable > promisedPosition))

@@ -289,11 +289,13 @@ public final class SimServiceCluster
         network.setUp(i, false);
         // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), on one
         // member at a time (the fault budget: see SimCluster.crash).
-        // A member that joined new and has not yet caught up counts as one missing frames (see ClusterFormation).
+        // A member that joined new and has not yet caught up counts as one missing frames (see ClusterFormation), and
+        // so does one whose disk is full (what it holds unwritten it may lose).
         boolean otherOwes = false;
         for (int j = 0; j < logs.length; j++)
         {
-            otherOwes |= logs[j].owesPromisedFrames() || (null != states[j] && !states[j].identity().mayElect());
+            otherOwes |= logs[j].owesPromisedFrames() || logs[j].diskFull() ||
+                (null != states[j] && !states[j].identity().mayElect());
         }
         // With a zone loss planned the standbys are the only copies left, so they are spared this fault (it is a
         // second failure beyond the zone's loss, which no replication scheme survives).
@@ -322,7 +324,7 @@ public final class SimServiceCluster
      */
     public void healAndStartAll()
     {
-        network.healAll();
+        healAll();
         for (int i = 0; i < size; i++)
         {
             if (null == running[i] && !gone[i])
@@ -564,8 +566,38 @@ public final class SimServiceCluster
         }
         else if (roll < 29)
         {
-            network.healAll();
+            healAll();
             faults.heals++;
+        }
+        else if (roll < 31 && !zoneLossPlanned && noDiskFull())
+        {
+            // One member's disk fills (one at a time: the fault budget, as for damage): it can neither write its log
+            // nor a snapshot until the next heal empties it.
+            logs[i].diskFull(true);
+            storages[i].diskFull(true);
+            faults.fullDisks++;
+        }
+    }
+
+    private boolean noDiskFull()
+    {
+        for (final SimLog log : logs)
+        {
+            if (log.diskFull())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void healAll()
+    {
+        network.healAll();
+        for (int j = 0; j < size; j++)
+        {
+            logs[j].diskFull(false);
+            storages[j].diskFull(false);
         }
     }
 

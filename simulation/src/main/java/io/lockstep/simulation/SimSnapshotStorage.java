@@ -34,6 +34,9 @@ final class SimSnapshotStorage implements SnapshotStorage
     private int installLength;
     int loadFallbacks;
     int installsCompleted;
+    /** The disk is full: a snapshot being written is abandoned when it would finish (nothing is recorded). */
+    private boolean diskFull;
+    private String writeProblem;
 
     SimSnapshotStorage(final Random random)
     {
@@ -51,7 +54,21 @@ final class SimSnapshotStorage implements SnapshotStorage
      */
     SimSnapshotStorage afterCrash()
     {
-        return new SimSnapshotStorage(random, new ArrayList<>(stored));
+        final SimSnapshotStorage recovered = new SimSnapshotStorage(random, new ArrayList<>(stored));
+        recovered.diskFull = diskFull;
+        return recovered;
+    }
+
+    /** A full disk, or space again. */
+    void diskFull(final boolean full)
+    {
+        this.diskFull = full;
+    }
+
+    @Override
+    public String writeProblem()
+    {
+        return writeProblem;
     }
 
     /**
@@ -77,7 +94,15 @@ final class SimSnapshotStorage implements SnapshotStorage
     {
         if (null != writing && --writeStepsLeft <= 0)
         {
-            stored.add(new Stored(writing.logPosition(), writing.term(), encode(writing)));
+            if (diskFull)
+            {
+                writeProblem = "simulated full disk: snapshot at " + writing.logPosition() + " not written";
+            }
+            else
+            {
+                stored.add(new Stored(writing.logPosition(), writing.term(), encode(writing)));
+                writeProblem = null;
+            }
             writing = null;
         }
     }

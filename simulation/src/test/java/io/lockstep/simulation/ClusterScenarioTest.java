@@ -97,6 +97,30 @@ class ClusterScenarioTest
     }
 
     @Test
+    void aLeaderWhoseDiskFillsHandsOverAndCatchesUpWhenSpaceReturns()
+    {
+        final SimCluster cluster = stableCluster(15, SimCluster.allVoting(3));
+        final int full = cluster.leader();
+        cluster.log(full).diskFull(true);
+        cluster.runUntil(() -> cluster.leader() >= 0 && cluster.leader() != full, 20_000, true,
+            "the leader with a full disk hands over");
+        final long before = cluster.historyEnd();
+        cluster.runUntil(() -> cluster.historyEnd() > before + 4096, 40_000, true,
+            "the other two commit without it");
+        assertTrue(null != cluster.log(full).writeProblem() ||
+            cluster.log(full).appendedPosition() < cluster.historyEnd(), "the full member fell behind");
+        for (int k = 0; k < 2_000; k++)
+        {
+            cluster.step(true);
+            assertNotEquals(full, cluster.leader(), "a member that cannot write never leads");
+        }
+
+        cluster.log(full).diskFull(false);
+        cluster.runUntil(cluster::converged, 40_000, false, "space again: it writes and catches up");
+        cluster.checkAckedEntriesCommitted(cluster.leader());
+    }
+
+    @Test
     void leaderStepsDownWhenMajorityUnreachable()
     {
         final SimCluster cluster = stableCluster(11, SimCluster.allVoting(3));

@@ -162,9 +162,34 @@ final class SimCluster
         // A quarter of the crashes also find durable frames damaged on restart (bit flip, lost write), within the
         // fault budget: on one member at a time. Two members losing the same frames at once may lose a committed
         // entry for good, and then the cluster rightly refuses to serve. A member that joined new and has not yet
-        // caught up counts as one missing frames (it may not vote: see ClusterFormation).
-        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && noLogOwesFrames() && everyMemberMayElect());
+        // caught up counts as one missing frames (it may not vote: see ClusterFormation), and so does one whose disk
+        // is full.
+        logs[i] = logs[i].afterCrash(random, random.nextInt(4) == 0 && noLogOwesFrames() && everyMemberMayElect() &&
+            noDiskFull());
         crashes++;
+    }
+
+    /** Heal the network and empty every full disk. */
+    void healAll()
+    {
+        network.healAll();
+        for (final SimLog log : logs)
+        {
+            log.diskFull(false);
+        }
+    }
+
+    /** @return true if no member's disk is full. */
+    boolean noDiskFull()
+    {
+        for (final SimLog log : logs)
+        {
+            if (log.diskFull())
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Lose member i's data for good (log, term, vote, identity) and start it again with an empty directory. */

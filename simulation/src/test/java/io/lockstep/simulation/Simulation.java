@@ -15,6 +15,7 @@ final class Simulation
     int partitions;
     int clockSteps;
     int asymmetricFaults;
+    int fullDisks;
 
     Simulation(final long seed, final int memberCount)
     {
@@ -30,7 +31,7 @@ final class Simulation
             injectFault();
             cluster.step(cluster.random.nextInt(3) == 0);
         }
-        cluster.network.healAll();
+        cluster.healAll();
         for (int i = 0; i < cluster.memberCount; i++)
         {
             if (!cluster.isUp(i))
@@ -124,7 +125,7 @@ final class Simulation
         }
         else if (roll < 32)
         {
-            cluster.network.healAll();
+            cluster.healAll();
         }
         else if (roll < 36)
         {
@@ -141,6 +142,13 @@ final class Simulation
                 default -> cluster.network.flap(i, j);
             }
             asymmetricFaults++;
+        }
+        else if (roll < 44 && cluster.noDiskFull())
+        {
+            // One member's disk fills (one at a time, as for damage) until the next heal: it neither writes its
+            // log nor leads meanwhile.
+            cluster.log(i).diskFull(true);
+            fullDisks++;
         }
     }
 

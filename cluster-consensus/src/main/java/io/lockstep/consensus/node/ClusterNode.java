@@ -88,6 +88,7 @@ public final class ClusterNode implements AutoCloseable
         final ConsensusConfig consensusConfig = consensusConfig(config);
         final FileElectionState electionState = new FileElectionState(config.dataDir());
         checkStartable(config, electionState);
+        electionState.reserveSpace();
         final TcpTransport transport = new TcpTransport(config.memberId(), listenView(config), config.segmentLength(),
             consensusConfig.maxBlockBytes() + SNAPSHOT_CHUNK_BYTES + MESSAGE_HEADROOM, config.security().secret(),
             MemberProtocolShapes.create());
@@ -122,6 +123,7 @@ public final class ClusterNode implements AutoCloseable
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(new MemberProblems(consensus.metrics(), consensus.errors()));
         raftLog.flushTimes(consensus.metrics()::recordFlush);
+        raftLog.writeProblems(problem -> onLogWriteProblem(config, consensus, problem));
         logSecurity(config);
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
 
@@ -245,6 +247,17 @@ public final class ClusterNode implements AutoCloseable
             .clientAuthenticator(config.security().authenticator())
             .sessionLimits(config.security().sessionLimits())
             .memorySessionLimit(sessionLimit(config));
+    }
+
+    /** The log found it cannot write (a full disk), or writes again (null): metric, readiness, error log. */
+    private static void onLogWriteProblem(final NodeConfig config, final ConsensusAgent consensus, final String problem)
+    {
+        consensus.metrics().set(MemberMetrics.LOG_WRITE_BLOCKED, null == problem ? 0 : 1);
+        if (null != problem)
+        {
+            consensus.errors().record("disk", "member " + config.memberId() + " cannot write its log, so it " +
+                "acknowledges nothing new and leads no more until there is space: " + problem);
+        }
     }
 
     private static int sessionLimit(final NodeConfig config)

@@ -108,6 +108,10 @@ final class MetricsServer implements AutoCloseable
         {
             return "owes log frames lost to disk damage";
         }
+        if (1 == metrics.get(MemberMetrics.LOG_WRITE_BLOCKED))
+        {
+            return "cannot write its log: no space left on its device";
+        }
         final long lag = metrics.get(MemberMetrics.COMMIT_POSITION) - metrics.get(MemberMetrics.APPLIED_POSITION);
         if (lag > READY_APPLIED_LAG_BYTES)
         {

@@ -65,6 +65,8 @@ public final class ServiceMember implements Agent, ServiceHooks
     private final SnapshotSettings settings;
     private final long sessionTimeoutNs;
     private final int maxSessions;
+    /** The snapshot write problem last put in the error log, so that each is recorded once. */
+    private String reportedSnapshotProblem;
     private final int egressBufferBytes;
     private final int maxTimers;
     private final IdleStrategy idleStrategy;
@@ -335,6 +337,15 @@ public final class ServiceMember implements Agent, ServiceHooks
     private int snapshotDuties()
     {
         int work = 0;
+        final String snapshotProblem = storage.writeProblem();
+        if (snapshotProblem != reportedSnapshotProblem)
+        {
+            reportedSnapshotProblem = snapshotProblem;
+            if (null != snapshotProblem)
+            {
+                consensus.errors().record("disk", snapshotProblem);
+            }
+        }
         if (null != pendingImage && !storage.isWriting())
         {
             // Snapshots are recorded in log order only: the newest recorded is the one a restart loads.

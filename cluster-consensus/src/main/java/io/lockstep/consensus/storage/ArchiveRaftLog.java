@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
 import java.util.stream.Stream;
@@ -53,6 +54,7 @@ public final class ArchiveRaftLog implements RaftLog
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
     private LongConsumer flushTimes;
+    private Consumer<String> writeProblems;
     private final ExecutorService purger;
     /**
      * Pause of the purge thread after each 1 MiB it cuts from a segment it deletes (see ArchiveLog), so that the cuts
@@ -390,14 +392,50 @@ public final class ArchiveRaftLog implements RaftLog
 
     public long flush()
     {
+        final String problemBefore = log.writeProblem();
+        final long durable;
         if (null == flushTimes || pendingPosition() == durablePosition())
         {
-            return log.flush();
+            durable = log.flush();
         }
-        final long start = System.nanoTime();
-        final long durable = log.flush();
-        flushTimes.accept(System.nanoTime() - start);
+        else
+        {
+            final long start = System.nanoTime();
+            durable = log.flush();
+            flushTimes.accept(System.nanoTime() - start);
+        }
+        noticeWriteProblem(problemBefore);
         return durable;
+    }
+
+    private void noticeWriteProblem(final String before)
+    {
+        if ((null == before) != (null == log.writeProblem()) && null != writeProblems)
+        {
+            writeProblems.accept(log.writeProblem()); // a full disk found, or nothing waits on it any more (null)
+        }
+    }
+
+    /**
+     * @param listener told, on the writing thread, when the log finds it cannot write (the problem) and when it
+     *                 writes again (null): for the member's error log, metrics and readiness.
+     */
+    public void writeProblems(final Consumer<String> listener)
+    {
+        this.writeProblems = listener;
+    }
+
+    public String writeProblem()
+    {
+        return log.writeProblem();
+    }
+
+    public long discardUnwritten()
+    {
+        final String problemBefore = log.writeProblem();
+        final long from = log.discardUnwritten();
+        noticeWriteProblem(problemBefore);
+        return from;
     }
 
     public void truncate(final long position)

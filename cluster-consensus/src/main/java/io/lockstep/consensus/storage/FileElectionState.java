@@ -1,6 +1,8 @@
 package io.lockstep.consensus.storage;
 
+import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.AtomicFile;
+import io.lockstep.archive.NoSpace;
 import io.lockstep.consensus.ClusterIdentity;
 import io.lockstep.consensus.ElectionStateStore;
 import io.lockstep.consensus.codecs.BooleanType;
@@ -41,6 +43,7 @@ public final class FileElectionState implements ElectionStateStore
     private long voters;
     private long learners;
     private ClusterIdentity identity = ClusterIdentity.NONE;
+    private SpaceReserve reserve;
 
     /**
      * @param directory the member's data directory.
@@ -77,6 +80,19 @@ public final class FileElectionState implements ElectionStateStore
                 BooleanType.TRUE == decoder.mayElect(), BooleanType.TRUE == decoder.identitySealed()) :
                 ClusterIdentity.FORMED_BEFORE_IDENTITIES;
         }
+    }
+
+    /**
+     * Hold back a little space in the data directory ({@link SpaceReserve}), so that on a full disk this member can
+     * still record a new term or vote: a member's process does this; a tool reading the file does not.
+     *
+     * @return this.
+     */
+    public FileElectionState reserveSpace()
+    {
+        reserve = new SpaceReserve(file.getParent());
+        reserve.take();
+        return this;
     }
 
     /**
@@ -157,7 +173,21 @@ public final class FileElectionState implements ElectionStateStore
             .mayElect(identity.mayElect() ? BooleanType.TRUE : BooleanType.FALSE)
             .identitySealed(identity.sealed() ? BooleanType.TRUE : BooleanType.FALSE);
         buffer.putInt(LENGTH, checksum(bytes, LENGTH), ByteOrder.LITTLE_ENDIAN);
-        AtomicFile.write(file, ByteBuffer.wrap(bytes));
+        try
+        {
+            AtomicFile.write(file, ByteBuffer.wrap(bytes));
+        }
+        catch (final ArchiveException ex)
+        {
+            if (null == reserve || !NoSpace.is(ex))
+            {
+                throw ex;
+            }
+            // A full disk: the reserve makes room for this one small file, and is taken again after.
+            reserve.release();
+            AtomicFile.write(file, ByteBuffer.wrap(bytes));
+            reserve.take();
+        }
         this.term = term;
         this.votedFor = votedFor;
         this.configEpoch = configEpoch;

@@ -1,6 +1,7 @@
 package io.lockstep.consensus.storage;
 
 import io.lockstep.archive.ArchiveException;
+import io.lockstep.archive.NoSpace;
 import io.lockstep.archive.RecordingLog;
 import io.lockstep.archive.SnapshotFileReader;
 import io.lockstep.archive.SnapshotFileWriter;
@@ -50,6 +51,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
     private final WriteTask writeTask = new WriteTask();
     private volatile boolean writing;
     private volatile RuntimeException writeError;
+    /** Null, or why the last snapshot could not be written (a full disk): the next one is tried as usual. */
+    private volatile String writeProblem;
     private volatile long durablePosition = -1;
     private volatile long durableTerm;
     private volatile long durableLength;
@@ -280,6 +283,12 @@ public final class FileSnapshotStorage implements SnapshotStorage
         return snapshots.isEmpty() ? -1 : snapshots.get(drop).position();
     }
 
+    @Override
+    public String writeProblem()
+    {
+        return writeProblem;
+    }
+
     public void close()
     {
         writer.shutdown();
@@ -485,13 +494,26 @@ public final class FileSnapshotStorage implements SnapshotStorage
                         info.location());
                 }
                 setDurable(image.logPosition(), image.term(), info.location());
+                writeProblem = null;
                 lastWriteNs = System.nanoTime() - startNs;
                 LOGGER.log(System.Logger.Level.INFO, "snapshot at {0} durable: {1} bytes written in {2} ms",
                     image.logPosition(), durableLength, TimeUnit.NANOSECONDS.toMillis(lastWriteNs));
             }
             catch (final RuntimeException ex)
             {
-                writeError = ex;
+                if (NoSpace.is(ex))
+                {
+                    // The partial file is gone (the writer deletes it on close); the log keeps what the snapshot
+                    // would have covered, and the next snapshot is tried at the next interval.
+                    writeProblem = "no space left for the snapshot at position " + image.logPosition() + " in " +
+                        directory;
+                    LOGGER.log(System.Logger.Level.WARNING, "{0}: the log is kept until a snapshot is written",
+                        writeProblem);
+                }
+                else
+                {
+                    writeError = ex;
+                }
             }
             finally
             {
