@@ -310,10 +310,28 @@ public final class ArchiveLog implements AutoCloseable
 
     /**
      * @return null while the log writes, or why the last flush could not (no space left on its device): the frames
-     * are held and written by a later flush, tried at most every 50 ms, once there is space.
+     * are held and written by a later flush, tried at most every 50 ms, once there is space. With nothing left to
+     * write (the frames were dropped), it stays until the device has room for a full batch again, looked at at most
+     * every 50 ms: a member does not count itself able to write before it can.
      */
     public String writeProblem()
     {
+        if (null != writeProblem && 0 == batch.length() && System.nanoTime() >= writeRetryAtNs)
+        {
+            writeRetryAtNs = System.nanoTime() + WRITE_RETRY_NS;
+            try
+            {
+                if (Files.getFileStore(directory).getUsableSpace() >= 2L * maxBatchLength)
+                {
+                    LOGGER.log(System.Logger.Level.WARNING, "log {0} has space again", directory);
+                    writeProblem = null;
+                }
+            }
+            catch (final IOException ex)
+            {
+                // Cannot tell: the problem stands until a write succeeds.
+            }
+        }
         return writeProblem;
     }
 
@@ -332,7 +350,12 @@ public final class ArchiveLog implements AutoCloseable
         }
         final long from = batch.startPosition();
         batch.discard();
-        writeProblem = null; // nothing waits to be written now: the next flush finds out whether there is space
+        if (null != writeProblem)
+        {
+            // The failed write may have put part of the batch on disk: zero it (those blocks are allocated, so this
+            // needs no space), or a later, shorter batch could leave an old frame lined up after it for recovery.
+            cutAt(appendedPosition);
+        }
         return from;
     }
 
@@ -413,6 +436,12 @@ public final class ArchiveLog implements AutoCloseable
         {
             return;
         }
+        cutAt(position);
+    }
+
+    /** Zero the log's files from a frame boundary on, deleting whole segments beyond it: the log ends there. */
+    private void cutAt(final long position)
+    {
         batch.validator().checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition),
             position);
 

@@ -10,10 +10,10 @@ import org.agrona.collections.IntArrayList;
  * leader that lacks those entries, and two wiped members could elect a leader beside the cluster. So a new member
  * neither votes nor stands until one of two things has happened, and then it keeps the right in its election state:
  * <ul>
- * <li>it has asked every configured voter (a pre-vote request used as a question) and each answered that it is new
- * too: at term 0, or unable to vote itself. Then no member holds data that can be trusted in an election, so there
- * is nothing a vote could lose: the members form a cluster. That is how a new cluster forms, and how one whose
- * every member was restored from a backup starts again;</li>
+ * <li>it has asked every configured member, standbys included (a pre-vote request used as a question), and in one
+ * round each answered that it is new too: at term 0, or unable to vote itself. Then no member holds data that can
+ * be trusted in an election, so there is nothing a vote could lose: the members form a cluster. That is how a new
+ * cluster forms, and how one whose every member was restored from a backup starts again;</li>
  * <li>a leader has sent it the log and it holds it up to a commit position that covers an entry of that leader's
  * term: such a position covers every entry committed before the term, which is everything the member could have
  * held before it was wiped.</li>
@@ -23,8 +23,8 @@ import org.agrona.collections.IntArrayList;
  * append and kept in every member's election state: a member takes its leader's identity. Once it has seen an entry
  * of its leader's term committed under the identity, the identity is sealed and never changes: every later leader
  * holds that entry, and it came with that identity. A sealed member refuses appends from a leader of another
- * identity, so a member of another cluster, or a data directory restored from another cluster, never mixes its log
- * with this one.
+ * identity, so a member of another cluster, or a data directory copied from one, never takes that leader's log (a
+ * restored backup carries no identity, and takes its leader's).
  */
 final class ClusterFormation
 {
@@ -36,8 +36,8 @@ final class ClusterFormation
     private final Membership membership;
     private final MemberErrors errors;
     private ClusterIdentity identity;
-    /** Voters that answered this member's question at term 0, as bits by member id. */
-    private long newVoters;
+    /** Members that answered this member's latest round of questions as new, as bits by member id. */
+    private long newMembers;
     /** A voter answered with a term: a cluster has formed, and this member waits for its leader. */
     private boolean formedElsewhere;
     private boolean askedBefore;
@@ -55,7 +55,7 @@ final class ClusterFormation
         this.membership = membership;
         this.errors = errors;
         this.identity = store.identity();
-        if (!identity.mayElect() && otherVoters() == 0 && membership.isVoter(memberId))
+        if (!identity.mayElect() && otherMembers() == 0 && membership.isVoter(memberId))
         {
             found(); // a cluster of one: there is no one to ask, and no one else's data to lose
         }
@@ -81,6 +81,7 @@ final class ClusterFormation
      */
     int ask(final MemberProtocolPublisher publisher, final PeerState[] peers, final long term, final long lastTerm)
     {
+        newMembers = 0; // answers count within one round of questions, never pieced together across rounds
         if (!askedBefore)
         {
             askedBefore = true;
@@ -114,7 +115,7 @@ final class ClusterFormation
      */
     void onAnswer(final int voterId, final long voterTerm, final boolean voterMayElect)
     {
-        if (identity.mayElect() || voterId == memberId || !membership.isVoter(voterId))
+        if (identity.mayElect() || formedElsewhere || (otherMembers() & (1L << voterId)) == 0)
         {
             return;
         }
@@ -129,11 +130,11 @@ final class ClusterFormation
             }
             return;
         }
-        newVoters |= 1L << voterId;
-        if ((newVoters & otherVoters()) == otherVoters())
+        newMembers |= 1L << voterId;
+        if ((newMembers & otherMembers()) == otherMembers())
         {
-            LOGGER.log(System.Logger.Level.INFO, "member {0}: every configured voter ({1}) is new, so a new " +
-                "cluster forms", memberId, describe(membership.voters()));
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: every configured member ({1}) is new, so a new " +
+                "cluster forms", memberId, describe(otherMembers() | 1L << memberId));
             found();
         }
     }
@@ -154,7 +155,7 @@ final class ClusterFormation
             errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
                 "; member " + leaderId + ", leading term " + leaderTerm + ", belongs to cluster " +
                 ClusterIdentity.toText(high, low) + ": its appends are refused (a member of another cluster, or a " +
-                "data directory restored from another cluster)");
+                "data directory copied from one)");
             return false;
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} takes cluster identity {1} from member {2} (term {3})",
@@ -166,8 +167,9 @@ final class ClusterFormation
     /**
      * This member now leads: a cluster's first leader makes the identity, before its first append carries it.
      *
-     * @param high from the member's seeded randomness.
-     * @param low  from the member's seeded randomness and its clock.
+     * @param high from the member's seeded randomness (48 bits of entropy in all: enough to tell clusters apart; the
+     *             identity is no secret).
+     * @param low  from the same.
      */
     void onLeading(final long high, final long low)
     {
@@ -208,16 +210,36 @@ final class ClusterFormation
     }
 
     /**
-     * A newer membership epoch was adopted. If it made this member a voter (a standby promoted after the loss of
-     * the primary zone), the operator's promotion chose this zone's data: the member takes part from now on, even if
-     * it had not yet seen a commit of its leader's term.
+     * The operator's {@code tool promote} made this member a voter of a new epoch after the loss of the primary
+     * zone: it chose this zone's data, so the member takes part from now on, even if it had not yet seen a commit of
+     * its leader's term. Only the tool's own request does this: a member that merely hears of the newer epoch from
+     * a peer (a notice) may have been wiped since it last took part, and waits as any new member does.
      */
-    void onMembershipAdopted()
+    void onPromoted()
     {
         if (!identity.mayElect() && membership.isVoter(memberId))
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} is a voter of promoted membership {1}: it may vote and " +
                 "stand for election", memberId, membership.describe());
+            found();
+        }
+    }
+
+    /**
+     * A newer epoch was adopted (from a peer's notice, or the tool). A standby that holds log and becomes a voter by
+     * it was promoted with its zone: as a standby it never voted and its acknowledgements counted toward no commit,
+     * so nothing it could have forgotten matters, and its votes are what the promoted zone elects with. A member with
+     * an empty log gets nothing from this: it may be a voter of that epoch that was wiped since, and it waits as any
+     * new member does.
+     *
+     * @param wasStandby the member was a standby (a learner) in the configuration it held before.
+     */
+    void onEpochLearned(final boolean wasStandby)
+    {
+        if (!identity.mayElect() && wasStandby && membership.isVoter(memberId) && log.pendingPosition() > 0)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0}, a standby with a log, is a voter of promoted " +
+                "membership {1}: it may vote and stand for election", memberId, membership.describe());
             found();
         }
     }
@@ -236,9 +258,14 @@ final class ClusterFormation
         }
     }
 
-    private long otherVoters()
+    /**
+     * Every member this member knows of, voters and standbys alike: for a new member that is the configuration
+     * file's list, which after membership changes may name as voters members that are not (the file only seeds a
+     * cluster), so all of them must be new.
+     */
+    private long otherMembers()
     {
-        return membership.voters() & ~(1L << memberId);
+        return (membership.voters() | membership.learners()) & ~(1L << memberId);
     }
 
     private static String describe(final long members)

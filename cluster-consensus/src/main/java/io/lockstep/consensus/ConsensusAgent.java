@@ -509,7 +509,7 @@ public final class ConsensusAgent implements Agent
     void onTimeoutNow(final long leaderTerm, final int fromLeaderId)
     {
         if (membership.isVoter(memberId) && leaderTerm == term && fromLeaderId == leaderId && Role.FOLLOWER == role &&
-            !LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+            formation.mayElect() && LogOrder.mayStand(log, termIndex.lastTerm()))
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} takes over leadership from {1}", memberId, fromLeaderId);
             startElection(true);

@@ -111,7 +111,9 @@ final class FollowerLog
             }
             if (!append(buffer, o, end - o, position, fromLeaderId))
             {
-                return REJECTED;
+                // A full disk: what it holds matches, so it says so rather than refuse, and the leader, its bytes
+                // in flight unacknowledged, stops sending more instead of sending the same again every round trip.
+                return null != log.writeProblem() ? log.pendingPosition() : REJECTED;
             }
             return log.pendingPosition();
         }

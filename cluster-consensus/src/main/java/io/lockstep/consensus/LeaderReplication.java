@@ -88,10 +88,6 @@ final class LeaderReplication
     }
 
     /**
-     * A new term begins with this member as leader: assume, optimistically, that followers hold what this leader
-     * held before the term; a rejection corrects it.
-     */
-    /**
      * Append an entry of this leader's term to its own log (replicated by {@link #replicate}).
      *
      * @return false if the log cannot take it: its batch is full and the disk refuses to write it (see
@@ -119,6 +115,10 @@ final class LeaderReplication
         return true;
     }
 
+    /**
+     * A new term begins with this member as leader: assume, optimistically, that followers hold what this leader
+     * held before the term; a rejection corrects it.
+     */
     void startTerm(final long termStart, final long nowNs)
     {
         transferTarget = -1;
@@ -523,7 +523,9 @@ final class LeaderReplication
         PeerState best = null;
         for (final PeerState peer : peers)
         {
-            if (peer.voting && (null == best || peer.matchPosition > best.matchPosition))
+            // Only a peer heard from lately: a transfer to a dead one would time out, and be tried again, forever.
+            final boolean alive = nowNs - peer.lastHeardNs < config.electionTimeoutNs();
+            if (peer.voting && alive && (null == best || peer.matchPosition > best.matchPosition))
             {
                 best = peer;
             }

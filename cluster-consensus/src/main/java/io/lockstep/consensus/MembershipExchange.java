@@ -95,6 +95,7 @@ public final class MembershipExchange
     {
         if (epoch == membership.epoch() && voters == membership.voters() && learners == membership.learners())
         {
+            formation.onPromoted();
             return null;
         }
         if (epoch != membership.epoch() + 1)
@@ -106,7 +107,12 @@ public final class MembershipExchange
         {
             return "member " + agent.memberId() + " is not among the new voters " + Membership.ids(voters);
         }
-        return adopt(epoch, 0, voters, learners, "tool promote");
+        final String refusal = adopt(epoch, 0, voters, learners, "tool promote");
+        if (null == refusal)
+        {
+            formation.onPromoted();
+        }
+        return refusal;
     }
 
     /**
@@ -116,6 +122,7 @@ public final class MembershipExchange
      */
     String adopt(final long epoch, final long version, final long voters, final long learners, final String source)
     {
+        final boolean wasStandby = membership.isLearner(agent.memberId());
         try
         {
             membership.adopt(epoch, version, voters, learners);
@@ -127,7 +134,7 @@ public final class MembershipExchange
         }
         LOGGER.log(System.Logger.Level.WARNING, "member {0} adopted membership {1} from {2}", agent.memberId(),
             membership.describe(), source);
-        formation.onMembershipAdopted();
+        formation.onEpochLearned(wasStandby);
         agent.onMembershipAdopted();
         final String removed = removedReason();
         if (null != removed)

@@ -279,6 +279,10 @@ public final class SimLog implements RaftLog
 
     public String writeProblem()
     {
+        if (null != writeProblem && !diskFull && pending == appended)
+        {
+            writeProblem = null; // nothing waits to be written, and the disk has room again
+        }
         return writeProblem;
     }
 
@@ -289,7 +293,6 @@ public final class SimLog implements RaftLog
             return -1;
         }
         final long from = appended;
-        writeProblem = null;
         pending = appended;
         pendingLastTerm = termOfFrameEndingAt(appended);
         return from;

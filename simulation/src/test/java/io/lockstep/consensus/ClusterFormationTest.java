@@ -127,7 +127,7 @@ class ClusterFormationTest
     void aPromotionThatMakesThisMemberAVoterLetsItVote()
     {
         final ClusterFormation formation = formation();
-        formation.onMembershipAdopted();
+        formation.onPromoted();
         assertTrue(formation.mayElect(), "member 2 is a voter of the configuration it adopted");
     }
 

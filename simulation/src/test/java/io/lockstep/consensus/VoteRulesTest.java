@@ -221,6 +221,25 @@ class VoteRulesTest
         }
     }
 
+    @Test
+    void aWipedMemberThatHearsOfAPromotedEpochFromAPeerStillMayNotVote()
+    {
+        final List<Member> members = List.of(
+            new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
+        final ConsensusAgent wiped = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
+            () -> nowNs, () -> nowNs, new CapturingTransport(), new SimLog(64 * 1024), new MemoryElectionState(),
+            new Random(1));
+        wiped.doWork();
+        // The cluster was promoted to epoch 1 (members 0, 1 and 2 voting) before this member's data was lost; the
+        // first peer it reaches tells it so. Only the tool's own promotion gives a member its vote.
+        wiped.membershipExchange().onNotice(0, 1, 0, 0b111, 0);
+        assertEquals(1, wiped.membership().epoch());
+        assertFalse(wiped.clusterIdentity().mayElect(), "a notice is no reason to trust an empty log");
+        sent.clear();
+        wiped.onRequestVote(Membership.firstTermOf(1) + 1, 0, 0, 0, false, false);
+        assertTrue(sent.isEmpty(), "no vote from an empty log");
+    }
+
     private static ArchiveLogConfig logConfig(final Path dir)
     {
         return new ArchiveLogConfig().directory(dir).segmentLength(64 * 1024).maxBatchLength(16 * 1024)

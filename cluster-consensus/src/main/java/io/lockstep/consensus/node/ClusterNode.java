@@ -7,6 +7,7 @@ import io.lockstep.cluster.JvmOptions;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.cluster.transport.SelectorIdleStrategy;
 import io.lockstep.cluster.transport.TcpTransport;
+import io.lockstep.consensus.ClusterIdentity;
 import io.lockstep.consensus.ConsensusAgent;
 import io.lockstep.consensus.ConsensusConfig;
 import io.lockstep.consensus.MemberMetrics;
@@ -216,6 +217,12 @@ public final class ClusterNode implements AutoCloseable
         {
             transport.close();
             throw ex;
+        }
+        if (electionState.fromOlderVersion() && 0 == raftLog.pendingPosition() && 0 == raftLog.startPosition())
+        {
+            // An older version's member with nothing in its log (one joining with lockstep.join when it stopped):
+            // it has no data to trust in an election, so it waits as a new member does.
+            electionState.saveIdentity(ClusterIdentity.NONE);
         }
         if (!electionState.existed() && (raftLog.pendingPosition() > 0 || raftLog.startPosition() > 0))
         {

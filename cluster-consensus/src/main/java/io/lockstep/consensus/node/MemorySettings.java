@@ -9,9 +9,9 @@ import java.util.Locale;
 /**
  * A member's memory, from one setting: {@code lockstep.memory} (for example {@code 1g} or {@code 512m}), what the
  * member's JVM may use in all. The launchers read it from the configuration file before they start the JVM and give
- * three quarters to the heap ({@code -Xmx}) and a quarter to direct buffers ({@code -XX:MaxDirectMemorySize}): the
- * connections' read and write buffers, the log's batch and the snapshot buffers live there. Unset, the JVM's own
- * defaults apply (a quarter of the machine's memory for the heap).
+ * three quarters to the heap ({@code -Xms} and {@code -Xmx}, so it never grows) and a quarter to direct buffers
+ * ({@code -XX:MaxDirectMemorySize}): the connections' read and write buffers, the log's batch and the snapshot
+ * buffers live there. Unset, the JVM's own defaults apply (a quarter of the machine's memory for the heap).
  * <p>
  * Whatever the JVM was given, the member keeps to it: it refuses a new session, rather than run out of heap, once
  * open sessions with full egress buffers would need half of its heap ({@link #sessionLimit}); the other half is the
@@ -67,7 +67,9 @@ public final class MemorySettings
     public static List<String> jvmOptions(final long bytes)
     {
         final long mib = bytes >> 20;
-        return List.of("-Xmx" + (mib * 3 / 4) + "m", "-XX:MaxDirectMemorySize=" + (mib / 4) + "m");
+        // -Xms as -Xmx: the heap is the size it will be from the start, so it never grows (a pause) under load.
+        return List.of("-Xms" + (mib * 3 / 4) + "m", "-Xmx" + (mib * 3 / 4) + "m",
+            "-XX:MaxDirectMemorySize=" + (mib / 4) + "m");
     }
 
     /**

@@ -359,21 +359,25 @@ public final class SessionIngress implements ClientIngress, ServiceContainer.Out
             return;
         }
         final SessionTable.Session session = container.sessionTable().get(resume);
-        if (null == session)
+        if (null == session && !container.sessionTable().wasClosed(resume))
         {
-            // Closed for certain, or not applied yet (a new leader catching up): ask the client to try again soon.
-            sendEvent(endpoint, correlationId, resume, container.sessionTable().wasClosed(resume) ?
-                SessionEventCode.CLOSED : SessionEventCode.REDIRECT, -1);
+            // Not applied yet (a new leader catching up): ask the client to try again soon, without counting it.
+            sendEvent(endpoint, correlationId, resume, SessionEventCode.REDIRECT, -1);
             return;
         }
         if (!withinConnectRate(endpoint))
         {
-            // Each resume may resend a session's whole egress buffer: bounded like opens. Counted only here, once the
-            // session is known: a client asked to try again soon (above) must not use up its rate doing so.
+            // Each resume may resend a session's whole egress buffer: bounded like opens, and so is asking after a
+            // closed one. Only a client asked to try again soon (above) does not use up its rate doing so.
             consensus.metrics().increment(MemberMetrics.SESSION_OPENS_REFUSED);
             sendEvent(endpoint, correlationId, resume, SessionEventCode.REFUSED, -1, "more than " +
                 limits.opensPerSecondPerConnection() + " opens and resumes a second on this connection " +
                 "(lockstep.client.session.opens.per.second)", SessionSecret.NONE);
+            return;
+        }
+        if (null == session)
+        {
+            sendEvent(endpoint, correlationId, resume, SessionEventCode.CLOSED, -1); // closed for certain
             return;
         }
         if (!session.secret().matches(presentedHigh, presentedLow))

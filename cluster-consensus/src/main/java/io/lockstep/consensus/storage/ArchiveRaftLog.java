@@ -55,6 +55,7 @@ public final class ArchiveRaftLog implements RaftLog
     private final LogBaseFile base;
     private LongConsumer flushTimes;
     private Consumer<String> writeProblems;
+    private boolean problemReported;
     private final ExecutorService purger;
     /**
      * Pause of the purge thread after each 1 MiB it cuts from a segment it deletes (see ArchiveLog), so that the cuts
@@ -392,7 +393,6 @@ public final class ArchiveRaftLog implements RaftLog
 
     public long flush()
     {
-        final String problemBefore = log.writeProblem();
         final long durable;
         if (null == flushTimes || pendingPosition() == durablePosition())
         {
@@ -404,15 +404,18 @@ public final class ArchiveRaftLog implements RaftLog
             durable = log.flush();
             flushTimes.accept(System.nanoTime() - start);
         }
-        noticeWriteProblem(problemBefore);
+        noticeWriteProblem();
         return durable;
     }
 
-    private void noticeWriteProblem(final String before)
+    /** Tell the listener when the log finds it cannot write, and when it can again. */
+    private void noticeWriteProblem()
     {
-        if ((null == before) != (null == log.writeProblem()) && null != writeProblems)
+        final String problem = log.writeProblem();
+        if ((null != problem) != problemReported && null != writeProblems)
         {
-            writeProblems.accept(log.writeProblem()); // a full disk found, or nothing waits on it any more (null)
+            problemReported = null != problem;
+            writeProblems.accept(problem);
         }
     }
 
@@ -427,15 +430,13 @@ public final class ArchiveRaftLog implements RaftLog
 
     public String writeProblem()
     {
+        noticeWriteProblem();
         return log.writeProblem();
     }
 
     public long discardUnwritten()
     {
-        final String problemBefore = log.writeProblem();
-        final long from = log.discardUnwritten();
-        noticeWriteProblem(problemBefore);
-        return from;
+        return log.discardUnwritten();
     }
 
     public void truncate(final long position)

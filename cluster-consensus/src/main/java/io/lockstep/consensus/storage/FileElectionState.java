@@ -44,6 +44,8 @@ public final class FileElectionState implements ElectionStateStore
     private long learners;
     private ClusterIdentity identity = ClusterIdentity.NONE;
     private SpaceReserve reserve;
+    /** The file was written before cluster identities: its member is read as one that took part. */
+    private boolean fromOlderVersion;
 
     /**
      * @param directory the member's data directory.
@@ -76,10 +78,19 @@ public final class FileElectionState implements ElectionStateStore
                 voters = decoder.voters();
                 learners = decoder.learners();
             }
+            fromOlderVersion = LENGTH != length;
             identity = LENGTH == length ? new ClusterIdentity(decoder.clusterIdHigh(), decoder.clusterIdLow(),
                 BooleanType.TRUE == decoder.mayElect(), BooleanType.TRUE == decoder.identitySealed()) :
                 ClusterIdentity.FORMED_BEFORE_IDENTITIES;
         }
+    }
+
+    /**
+     * @return true if the file was written by a version before cluster identities (and not rewritten since).
+     */
+    public boolean fromOlderVersion()
+    {
+        return fromOlderVersion;
     }
 
     /**

@@ -19,7 +19,7 @@ record LossEstimate(long atLeast, long atMost, String why)
      * @param everyStandby      every configured standby answered the promotion.
      * @param primaryCommitSeen the highest commit position any standby heard from a primary leader.
      * @param promotedDurable   the promoted standby's durable log end.
-     * @param sinceLeaderNs     the shortest time since any standby heard from a leader, or -1 if none ever did.
+     * @param sinceLeaderNs     the longest time since a standby heard from a leader, or -1 if none ever did.
      * @param commitRate        the highest recent commit rate any standby saw, in bytes a second.
      */
     static LossEstimate of(

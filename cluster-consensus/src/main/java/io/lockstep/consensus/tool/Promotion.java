@@ -113,10 +113,9 @@ final class Promotion
             {
                 primaryCommit = Math.max(primaryCommit, a.primaryCommitSeen());
                 commitRate = Math.max(commitRate, a.primaryCommitRate());
-                if (a.sinceLeaderNs() >= 0)
-                {
-                    sinceLeaderNs = sinceLeaderNs < 0 ? a.sinceLeaderNs() : Math.min(sinceLeaderNs, a.sinceLeaderNs());
-                }
+                // The longest silence: the bound must hold whichever standby heard the primary last (a standby that
+                // says it heard it a moment ago cannot shrink it).
+                sinceLeaderNs = Math.max(sinceLeaderNs, a.sinceLeaderNs());
                 if (a.lastTerm() > best.lastTerm() ||
                     (a.lastTerm() == best.lastTerm() && a.durablePosition() > best.durablePosition()))
                 {

@@ -15,9 +15,9 @@ class MemorySettingsTest
     void aSizeSplitsThreeQuartersHeapAndAQuarterDirect()
     {
         assertEquals(2L << 30, MemorySettings.parse(" 2G "));
-        assertEquals(List.of("-Xmx1536m", "-XX:MaxDirectMemorySize=512m"),
+        assertEquals(List.of("-Xms1536m", "-Xmx1536m", "-XX:MaxDirectMemorySize=512m"),
             MemorySettings.jvmOptions(MemorySettings.parse("2g")));
-        assertEquals(List.of("-Xmx240m", "-XX:MaxDirectMemorySize=80m"),
+        assertEquals(List.of("-Xms240m", "-Xmx240m", "-XX:MaxDirectMemorySize=80m"),
             MemorySettings.jvmOptions(MemorySettings.parse("320m")));
     }
 

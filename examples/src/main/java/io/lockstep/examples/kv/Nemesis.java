@@ -22,12 +22,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * {@code bin/lockstep nemesis [--minutes 10] [--seed N]}: three member processes of the key-value example under
  * three clients doing gets, puts and compare-and-sets, while faults are injected one at a time, at random, for as long
- * as asked: a member killed (SIGKILL) and restarted, paused (SIGSTOP, then SIGCONT), cut off (the connections to it
- * dropped by the kernel's packet filter), or its disk filled (each member's data directory is a small tmpfs of its
- * own). Each fault lasts 1-3 s and is followed by 1-2 s of quiet. At the end the history is checked for
- * linearizability, the service counts anything applied twice, and it prints the faults of each kind, the operations,
- * the verdict and the longest time without a successful operation around each kind of fault. Exit 0 if linearizable
- * and nothing was applied twice.
+ * as asked: a member killed (SIGKILL) and restarted, paused (SIGSTOP, then SIGCONT), cut off, or its disk filled
+ * (each member's data directory is a small tmpfs of its own). The cut is the kernel's packet filter dropping every
+ * packet to and from the member's port: members dial the members of higher ids, so the member with the highest id,
+ * whose every link is one it was dialled on, is the one cut off from all (and from clients). Each fault lasts
+ * 1-3 s and is followed by 1-2 s of quiet. At the end the history is checked for linearizability, the service counts
+ * anything applied twice, and it prints the faults of each kind, the operations, the verdict and the longest time
+ * without a successful operation around each kind of fault. Exit 0 if linearizable and nothing was applied twice.
  * <p>
  * Partitions and full disks need root (the packet filter and the mounts); without it they are left out and the
  * summary says so. Clock steps and slow disks are not injected here: members on one host share its clock and disk,
@@ -51,7 +52,9 @@ public final class Nemesis
     private static final int MEMBERS = 3;
     private static final int CLIENTS = 3;
     private static final int KEYS = 3;
-    private static final String CHAIN = "LOCKSTEP_NEMESIS";
+    /** Of this run only: two runs at once do not undo each other's rules. */
+    private static final String CHAIN = "LOCKSTEP_NEMESIS_" + ProcessHandle.current().pid();
+    private static final AtomicBoolean CLEANED = new AtomicBoolean();
 
     private final Random random;
     private final LocalCluster cluster;
@@ -94,7 +97,7 @@ public final class Nemesis
     {
         final boolean root = isRoot();
         final Path dir = Files.createTempDirectory("lockstep-nemesis");
-        final List<Path> mounts = new ArrayList<>();
+        final List<Path> mounts = Collections.synchronizedList(new ArrayList<>());
         try (LocalCluster cluster = new LocalCluster(dir, MEMBERS, "batch", 1 << 20, KeyValueService.class.getName()))
         {
             // Snapshots keep each log small, so that a member's disk is a small filesystem of its own.
@@ -110,9 +113,11 @@ public final class Nemesis
                     exec("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", data.toString());
                     mounts.add(data);
                 }
-                dropChain(); // one a crashed run left behind
-                exec("iptables", "-N", CHAIN);
-                exec("iptables", "-I", "INPUT", "-i", "lo", "-j", CHAIN);
+                CLEANED.set(false);
+                exec("iptables", "-w", "-N", CHAIN);
+                exec("iptables", "-w", "-I", "INPUT", "-i", "lo", "-j", CHAIN);
+                // Also on Ctrl-C or SIGTERM: the host's packet filter and mounts are put back as they were.
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> cleanUp(mounts), "nemesis-cleanup"));
             }
             for (int i = 0; i < MEMBERS; i++)
             {
@@ -126,13 +131,26 @@ public final class Nemesis
         {
             if (root)
             {
-                dropChain();
-            }
-            for (final Path mount : mounts)
-            {
-                quietly("umount", "-l", mount.toString());
+                cleanUp(mounts);
             }
         }
+    }
+
+    /** Each step on its own, each failure said: one that fails does not keep the others from running. */
+    private static synchronized void cleanUp(final List<Path> mounts)
+    {
+        if (!CLEANED.compareAndSet(false, true))
+        {
+            return;
+        }
+        quietly("iptables", "-w", "-D", "INPUT", "-i", "lo", "-j", CHAIN);
+        quietly("iptables", "-w", "-F", CHAIN);
+        quietly("iptables", "-w", "-X", CHAIN);
+        for (final Path mount : mounts)
+        {
+            quietly("umount", "-l", mount.toString());
+        }
+        mounts.clear();
     }
 
     private int runFor(final double minutes, final long seed) throws Exception
@@ -190,11 +208,12 @@ public final class Nemesis
             }
             case PARTITION ->
             {
-                final String port = Integer.toString(cluster.members().get(victim).port());
-                exec("iptables", "-A", CHAIN, "-p", "tcp", "--dport", port, "-j", "DROP");
-                exec("iptables", "-A", CHAIN, "-p", "tcp", "--sport", port, "-j", "DROP");
+                // The highest id: every link it has is one it was dialled on, so all of them are cut (see above).
+                final String port = Integer.toString(cluster.members().get(MEMBERS - 1).port());
+                exec("iptables", "-w", "-A", CHAIN, "-p", "tcp", "--dport", port, "-j", "DROP");
+                exec("iptables", "-w", "-A", CHAIN, "-p", "tcp", "--sport", port, "-j", "DROP");
                 Thread.sleep(holdMs);
-                exec("iptables", "-F", CHAIN);
+                exec("iptables", "-w", "-F", CHAIN);
             }
             case DISK_FULL ->
             {
@@ -338,20 +357,6 @@ public final class Nemesis
             throw new IOException(String.join(" ", command) + " failed: " + out);
         }
         return out;
-    }
-
-    private static void dropChain()
-    {
-        try
-        {
-            exec("iptables", "-D", "INPUT", "-i", "lo", "-j", CHAIN);
-            exec("iptables", "-F", CHAIN);
-            exec("iptables", "-X", CHAIN);
-        }
-        catch (final IOException | InterruptedException ex)
-        {
-            // None there: nothing to drop.
-        }
     }
 
     private static void quietly(final String... command)

@@ -32,7 +32,7 @@ class MemoryOptionsAgreeTest
     {
         for (final Path launcher : List.of(ROOT.resolve("bin/lockstep"), ROOT.resolve("dist/lockstep")))
         {
-            for (final String value : List.of("512m", "2g", "1536M", "300000k", "268435456"))
+            for (final String value : List.of("512m", "2g", "1536M", "300000k", "268435456", "0512m"))
             {
                 final Path config = dir.resolve("member.properties");
                 Files.writeString(config, "lockstep.member.id=0\n  lockstep.memory = " + value + "\n");
