@@ -349,12 +349,12 @@ public final class ArchiveLog implements AutoCloseable
             return -1;
         }
         final long from = batch.startPosition();
+        final int length = batch.length();
         batch.discard();
         if (null != writeProblem)
         {
-            // The failed write may have put part of the batch on disk: zero it (those blocks are allocated, so this
-            // needs no space), or a later, shorter batch could leave an old frame lined up after it for recovery.
-            cutAt(appendedPosition);
+            useSegment(segmentBase(from, segmentLength));
+            segmentDeletions += SegmentFiles.zeroAfterFailedWrite(segment, directory, from, length, segmentLength);
         }
         return from;
     }

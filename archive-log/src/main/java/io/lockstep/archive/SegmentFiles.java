@@ -321,6 +321,41 @@ final class SegmentFiles
         }
     }
 
+    /**
+     * After a write that found no space, for the batch dropped since: the write may have put a prefix of it on disk,
+     * which is zeroed, or a later, shorter batch could leave an old frame lined up after its end for recovery to
+     * find. Written zeros, not a mapped read: on a full tmpfs, touching a hole through a mapping is a SIGBUS. The
+     * prefix's blocks are allocated, so zeroing them needs no space; the first hole after them ends it with "no
+     * space", and holes read as zeros anyway. A segment the batch went on into is deleted.
+     *
+     * @param segment the open segment that holds {@code from}.
+     * @return the number of segments deleted (0 or 1).
+     */
+    static int zeroAfterFailedWrite(
+        final SegmentChannel segment, final Path directory, final long from, final int length, final int segmentLength)
+    {
+        final long base = FrameDescriptor.segmentBase(from, segmentLength);
+        final long to = Math.min(from + length, base + segmentLength);
+        try
+        {
+            segment.zero(from - base, to - base);
+        }
+        catch (final ArchiveException ex)
+        {
+            if (!NoSpace.is(ex))
+            {
+                throw ex;
+            }
+        }
+        final long[] bases = listBasePositions(directory);
+        if (bases.length > 0 && bases[bases.length - 1] > base)
+        {
+            deleteAbove(directory, bases, base);
+            return 1;
+        }
+        return 0;
+    }
+
     static ArchiveException ioError(final Path file, final String what, final IOException ex)
     {
         return new ArchiveException(ArchiveException.Reason.IO_ERROR, file, -1, what + ": " + ex, ex);

@@ -13,7 +13,7 @@ import org.agrona.collections.IntArrayList;
  * <li>it has asked every configured member, standbys included (a pre-vote request used as a question), and in one
  * round each answered that it is new too: at term 0, or unable to vote itself. Then no member holds data that can
  * be trusted in an election, so there is nothing a vote could lose: the members form a cluster. That is how a new
- * cluster forms, and how one whose every member was restored from a backup starts again;</li>
+ * cluster forms (a restored backup is trusted: see {@link ClusterIdentity#FORMED_BEFORE_IDENTITIES});</li>
  * <li>a leader has sent it the log and it holds it up to a commit position that covers an entry of that leader's
  * term: such a position covers every entry committed before the term, which is everything the member could have
  * held before it was wiped.</li>

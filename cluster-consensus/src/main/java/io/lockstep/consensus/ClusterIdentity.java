@@ -17,8 +17,9 @@ public record ClusterIdentity(long high, long low, boolean mayElect, boolean sea
     public static final ClusterIdentity NONE = new ClusterIdentity(0, 0, false, false);
 
     /**
-     * What a data directory written before cluster identities reads as: its member took part in a cluster formed
-     * under the old rules, so it keeps taking part in elections, and takes the identity its next leader sends.
+     * What a data directory written before cluster identities reads as, and what a restored backup holds: its
+     * member took part in a cluster (the backup: holds what the cluster had committed), so it takes part in
+     * elections, and takes the identity its next leader sends, or makes one as leader.
      */
     public static final ClusterIdentity FORMED_BEFORE_IDENTITIES = new ClusterIdentity(0, 0, true, false);
 

@@ -45,6 +45,7 @@ final class LeaderReplication
     private boolean replicationSent;
 
     private int transferTarget = -1;
+    private long handOverLoggedNs = Long.MIN_VALUE / 2;
     private long transferDeadlineNs;
 
     LeaderReplication(
@@ -530,8 +531,9 @@ final class LeaderReplication
                 best = peer;
             }
         }
-        if (null != best && startTransfer(best.id, nowNs))
+        if (null != best && startTransfer(best.id, nowNs) && nowNs - handOverLoggedNs > config.electionTimeoutNs())
         {
+            handOverLoggedNs = nowNs; // said once per election timeout, though it asks again every time it can
             LOGGER.log(System.Logger.Level.WARNING, "member {0} cannot write its log ({1}): it hands leadership to " +
                 "member {2}", memberId, log.writeProblem(), best.id);
         }

@@ -56,6 +56,10 @@ class DiskFullIT
             {
                 fillAndEmptyUnderLoad(cluster, metricsPorts[0], data);
             }
+            catch (final AssertionError | IOException ex)
+            {
+                throw new AssertionError(ex + "\n---- member 0:\n" + cluster.output(0), ex);
+            }
             finally
             {
                 // Lazily: the members, stopped when the cluster closes, may still hold files there.

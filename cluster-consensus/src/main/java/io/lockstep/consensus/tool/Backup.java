@@ -2,6 +2,7 @@ package io.lockstep.consensus.tool;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.consensus.ClusterIdentity;
 import io.lockstep.consensus.ElectionStateStore;
 import io.lockstep.consensus.RaftLog;
 import io.lockstep.consensus.codecs.BackupStatus;
@@ -147,9 +148,11 @@ final class Backup
         {
             clusterTerm = Math.max(clusterTerm, s.term());
         }
-        // No identity and no right to vote (ClusterFormation): restored into one member of a running cluster, it
-        // waits for the leader; restored into every member, they find each other unable to vote and form again.
-        new FileElectionState(dir).save(clusterTerm, ElectionStateStore.VOTE_UNKNOWN);
+        // A backup holds what the cluster had committed when it was taken: restored into every member of a cluster,
+        // they vote with it and elect from it. It carries no identity: the first leader makes a new one.
+        final FileElectionState restored = new FileElectionState(dir);
+        restored.saveIdentity(ClusterIdentity.FORMED_BEFORE_IDENTITIES);
+        restored.save(clusterTerm, ElectionStateStore.VOTE_UNKNOWN);
         out.printf("backup member=%d dir=%s snapshot_position=%d log_end=%d term=%d bytes=%d elapsed_ms=%d%n",
             source, dir, BackupStatus.NO_SNAPSHOT == first.status() ? -1 : snapshotPosition, commitEnd, clusterTerm,
             bytes, (System.nanoTime() - start) / 1_000_000);
