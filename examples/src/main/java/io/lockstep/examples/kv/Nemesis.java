@@ -262,8 +262,15 @@ public final class Nemesis
                 {
                     okAt.add(System.nanoTime());
                 }
+                // About 100 operations a second a client: a ten-minute history stays small enough to keep and check
+                // (unpaced, a minute made half a million), and a silence still shows to the 10 ms.
+                Thread.sleep(10);
             }
             duplicates[clientId] = client.duplicatesSeen();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
         }
     }
 
