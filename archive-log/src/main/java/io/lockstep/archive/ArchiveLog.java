@@ -17,9 +17,9 @@ import static io.lockstep.archive.FrameDescriptor.segmentBase;
  * <p>
  * <b>Writing</b> (one thread): {@link #append} (or {@link #appendFrames} for bytes replicated from a leader) adds
  * frames to a preallocated batch buffer without allocating; {@link #flush} writes the whole batch with one write per
- * segment touched and, under {@link DurabilityPolicy#BATCH}, one {@code fdatasync}: group commit. Natural batching
- * follows: whatever was appended since the last flush goes in one write. A frame never crosses a segment end: the
- * rest of the segment is filled with a padding frame.
+ * segment touched. Under {@link DurabilityPolicy#BATCH} one {@code fdatasync} on the log's sync thread
+ * ({@link LogSync}) then makes everything written so far durable: group commit, with the writer free meanwhile. A
+ * frame never crosses a segment end: the rest of the segment is filled with a padding frame.
  * <p>
  * <b>Reading</b> (any thread): {@link #newReader} gives a {@link LogReader} that sees frames only up to
  * {@link #publishedPosition()}, which is set with release semantics after the bytes are written.
@@ -45,8 +45,6 @@ public final class ArchiveLog implements AutoCloseable
     public static final long BACK_PRESSURED = -2;
 
     private static final System.Logger LOGGER = System.getLogger(ArchiveLog.class.getName());
-    /** How often a log that found no space tries its write again. */
-    private static final long WRITE_RETRY_NS = 50_000_000L;
 
     private final Path directory;
     private final int segmentLength;
@@ -61,14 +59,15 @@ public final class ArchiveLog implements AutoCloseable
     private volatile int segmentDeletions;
 
     private long appendedPosition;
+    /** Under NONE; under BATCH the sync thread's ({@link LogSync}) is the durable position. */
     private long durablePosition;
     private final BackgroundSync backgroundSync;
+    private final LogSync logSync;
     private final SegmentChannel segment;
     private final PromiseFile promise;
     private boolean failed;
-    /** Null, or why the last flush could not write (a full disk): the batch is kept and written again later. */
-    private String writeProblem;
-    private long writeRetryAtNs;
+    /** Why the last flush could not write (a full disk), if it could not: the batch is kept and written later. */
+    private final WriteProblem writeProblem;
     private boolean closed;
     /** Null, or how the promise file was found at open when it should have held a promise: missing, untrusted. */
     private String promiseLost;
@@ -91,11 +90,15 @@ public final class ArchiveLog implements AutoCloseable
         startPosition = report.startPosition();
         appendedPosition = report.endPosition();
         durablePosition = report.endPosition();
+        writeProblem = new WriteProblem(directory, 2L * maxBatchLength);
         publishedPosition.set(report.endPosition());
         backgroundSync = DurabilityPolicy.NONE == durability && config.backgroundSyncIntervalMs() > 0 ?
             new BackgroundSync(directory.getFileName().toString(), config.backgroundSyncIntervalMs() * 1_000_000L)
                 : null;
         segment = new SegmentChannel(directory, segmentLength, DurabilityPolicy.BATCH == durability, backgroundSync);
+        logSync = DurabilityPolicy.BATCH == durability ?
+            new LogSync(String.valueOf(directory.getFileName()), report.endPosition(), promise, config.slowSyncFile())
+            : null;
     }
 
     /**
@@ -222,8 +225,9 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Write the current batch: one write per segment it touches and, under {@code BATCH}, one {@code fdatasync}.
-     * Readers see the frames once this returns.
+     * Write the current batch: one write per segment it touches. Readers see the frames once this returns. Under
+     * {@code BATCH} the {@code fdatasync} that makes them durable runs on the log's sync thread ({@link LogSync}):
+     * the durable position rises when it is done, and {@link #onDurable} says when.
      *
      * @return the durable position under the configured policy.
      */
@@ -231,9 +235,9 @@ public final class ArchiveLog implements AutoCloseable
     {
         checkUsable();
         final int batchLength = batch.length();
-        if (0 == batchLength || (null != writeProblem && System.nanoTime() < writeRetryAtNs))
+        if (0 == batchLength || writeProblem.waiting())
         {
-            return durablePosition;
+            return durablePosition();
         }
 
         batch.computeChecksums();
@@ -259,11 +263,6 @@ public final class ArchiveLog implements AutoCloseable
                 useSegment(baseA + segmentLength);
                 segment.write(batch.bytes(splitOffset, batchLength), 0);
             }
-            if (DurabilityPolicy.BATCH == durability)
-            {
-                forcing = true;
-                segment.force();
-            }
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -271,8 +270,8 @@ public final class ArchiveLog implements AutoCloseable
             {
                 // The kernel took none of it as written, or part: positional writes of the same bytes again later
                 // are harmless. Not so a failed fsync, which may have dropped dirty pages: that one stays fatal.
-                onNoSpace(batchStartPosition, batchLength, SegmentFiles.segmentFile(directory, baseA));
-                return durablePosition;
+                writeProblem.onNoSpace(batchStartPosition, batchLength, SegmentFiles.segmentFile(directory, baseA));
+                return durablePosition();
             }
             failed = true;
             throw ex instanceof ArchiveException ? (ArchiveException)ex :
@@ -280,32 +279,21 @@ public final class ArchiveLog implements AutoCloseable
                     batchStartPosition, "write failed; the log must be reopened: " + ex, ex);
         }
 
-        if (null != writeProblem)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "log {0} is written again, up to {1}", directory,
-                batch.pendingPosition());
-            writeProblem = null;
-        }
+        writeProblem.onWritten(batch.pendingPosition());
         final long pendingPosition = batch.pendingPosition();
         appendedPosition = pendingPosition;
-        durablePosition = pendingPosition;
         publishedPosition.setRelease(pendingPosition);
-        batch.written();
-        raisePromise();
-        return durablePosition;
-    }
-
-    private void onNoSpace(final long from, final int length, final Path file)
-    {
-        if (null == writeProblem)
+        if (null == logSync)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "no space left to write log {0}: {1} bytes from position {2} " +
-                "wait to be written; nothing written before is lost, and the log is written again once there is " +
-                "space", file, length, from);
+            durablePosition = pendingPosition;
+            raisePromise();
         }
-        writeProblem = "no space left on the device of " + directory + ": " + length + " bytes from position " +
-            from + " wait to be written";
-        writeRetryAtNs = System.nanoTime() + WRITE_RETRY_NS;
+        else
+        {
+            logSync.request(pendingPosition, batch.lastTerm());
+        }
+        batch.written();
+        return durablePosition();
     }
 
     /**
@@ -316,23 +304,7 @@ public final class ArchiveLog implements AutoCloseable
      */
     public String writeProblem()
     {
-        if (null != writeProblem && 0 == batch.length() && System.nanoTime() >= writeRetryAtNs)
-        {
-            writeRetryAtNs = System.nanoTime() + WRITE_RETRY_NS;
-            try
-            {
-                if (Files.getFileStore(directory).getUsableSpace() >= 2L * maxBatchLength)
-                {
-                    LOGGER.log(System.Logger.Level.WARNING, "log {0} has space again", directory);
-                    writeProblem = null;
-                }
-            }
-            catch (final IOException ex)
-            {
-                // Cannot tell: the problem stands until a write succeeds.
-            }
-        }
-        return writeProblem;
+        return writeProblem.describe(0 == batch.length());
     }
 
     /**
@@ -351,7 +323,7 @@ public final class ArchiveLog implements AutoCloseable
         final long from = batch.startPosition();
         final int length = batch.length();
         batch.discard();
-        if (null != writeProblem)
+        if (writeProblem.present())
         {
             useSegment(segmentBase(from, segmentLength));
             segmentDeletions += SegmentFiles.zeroAfterFailedWrite(segment, directory, from, length, segmentLength);
@@ -360,20 +332,34 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Promise what is now durable, after it is: a store into a mapped page under {@code NONE} (survives the process,
-     * as the data does), and one more msync under {@code BATCH}, so the promise never names data the disk lacks.
+     * Under {@code NONE}, promise what is now written: a store into a mapped page, which survives the process as the
+     * data does. Under {@code BATCH} the sync thread forces the promise after the data it covers.
      */
     private void raisePromise()
     {
         if (LogRecovery.isAhead(batch.lastTerm(), durablePosition, promise.term(), promise.position()))
         {
-            final boolean forced = DurabilityPolicy.BATCH == durability;
-            promise.record(durablePosition, batch.lastTerm(), forced);
-            if (forced)
-            {
-                promise.force();
-            }
+            promise.record(durablePosition, batch.lastTerm(), false);
         }
+    }
+
+    /**
+     * @param listener run, on the log's sync thread, each time the durable position rises under {@code BATCH} (to
+     *                 wake the writer's thread if it idles); never run under {@code NONE}, where {@link #flush}
+     *                 returns the new durable position itself.
+     */
+    public void onDurable(final Runnable listener)
+    {
+        if (null != logSync)
+        {
+            logSync.onDurable(listener);
+        }
+    }
+
+    /** @return how long the last sync of a batch took under {@code BATCH}, in ns; -1 before the first, or NONE. */
+    public long lastSyncNs()
+    {
+        return null == logSync ? -1 : logSync.lastSyncNs();
     }
 
     /**
@@ -386,9 +372,7 @@ public final class ArchiveLog implements AutoCloseable
         return promise.position();
     }
 
-    /**
-     * @return the term of the frame that ended at {@link #promisedPosition()}.
-     */
+    /** @return the term of the frame that ended at {@link #promisedPosition()}. */
     public long promisedTerm()
     {
         return promise.term();
@@ -404,12 +388,13 @@ public final class ArchiveLog implements AutoCloseable
     public long sync()
     {
         flush();
+        awaitSync();
         forceChannel();
         if (null != backgroundSync)
         {
             backgroundSync.awaitRetired(); // segments left behind are forced on the background thread
         }
-        return durablePosition;
+        return durablePosition();
     }
 
     /**
@@ -442,6 +427,7 @@ public final class ArchiveLog implements AutoCloseable
     /** Zero the log's files from a frame boundary on, deleting whole segments beyond it: the log ends there. */
     private void cutAt(final long position)
     {
+        awaitSync();
         batch.validator().checkFrameBoundary(directory, segmentLength, Math.max(initialPosition, startPosition),
             position);
 
@@ -481,6 +467,10 @@ public final class ArchiveLog implements AutoCloseable
         publishedPosition.setRelease(position);
         appendedPosition = position;
         durablePosition = position;
+        if (null != logSync)
+        {
+            logSync.restartAt(position);
+        }
         batch.restartAt(position);
         LOGGER.log(System.Logger.Level.INFO, "truncated log {0} to position {1}", directory, position);
     }
@@ -523,12 +513,7 @@ public final class ArchiveLog implements AutoCloseable
         return startPosition;
     }
 
-    /**
-     * Delete the segment files that lie wholly below {@link #startPosition()}. Safe from any thread: it reads only
-     * the start, which the writer publishes, and files the writer no longer touches.
-     *
-     * @return segments deleted.
-     */
+    /** Delete the segment files wholly below {@link #startPosition()}: safe from any thread (see the next). */
     public int deleteSegmentsBelowStart()
     {
         return deleteSegmentsBelow(Long.MAX_VALUE);
@@ -636,73 +621,55 @@ public final class ArchiveLog implements AutoCloseable
         return promiseLost;
     }
 
-    /**
-     * @return what recovery found when the log was opened.
-     */
+    /** @return what recovery found when the log was opened. */
     public RecoveryReport recoveryReport()
     {
         return recoveryReport;
     }
 
-    /**
-     * @return position after the last frame appended, including frames not yet flushed.
-     */
+    /** @return position after the last frame appended, including frames not yet flushed. */
     public long pendingPosition()
     {
         return batch.pendingPosition();
     }
 
-    /**
-     * @return position after the last frame written to the operating system.
-     */
+    /** @return position after the last frame written to the operating system. */
     public long appendedPosition()
     {
         return appendedPosition;
     }
 
-    /**
-     * @return position up to which the durability policy is met.
-     */
+    /** @return position up to which the durability policy is met (under {@code BATCH}, rising on another thread). */
     public long durablePosition()
     {
-        return durablePosition;
+        return null == logSync ? durablePosition : logSync.durablePosition();
     }
 
-    /**
-     * @return position up to which readers may read; safe to call from any thread.
-     */
+    /** @return position up to which readers may read; safe to call from any thread. */
     public long publishedPosition()
     {
         return publishedPosition.getAcquire();
     }
 
-    /**
-     * @return position of the first frame still held; safe to call from any thread.
-     */
+    /** @return position of the first frame still held; safe to call from any thread. */
     public long startPosition()
     {
         return startPosition;
     }
 
-    /**
-     * @return the largest payload one frame can carry.
-     */
+    /** @return the largest payload one frame can carry. */
     public int maxPayloadLength()
     {
         return batch.maxPayloadLength();
     }
 
-    /**
-     * @return length of each segment file.
-     */
+    /** @return length of each segment file. */
     public int segmentLength()
     {
         return segmentLength;
     }
 
-    /**
-     * @return the log directory.
-     */
+    /** @return the log directory. */
     public Path directory()
     {
         return directory;
@@ -736,6 +703,10 @@ public final class ArchiveLog implements AutoCloseable
             {
                 backgroundSync.close();
             }
+            if (null != logSync)
+            {
+                logSync.close();
+            }
             segment.close();
             promise.close();
         }
@@ -748,15 +719,50 @@ public final class ArchiveLog implements AutoCloseable
 
     private void useSegment(final long basePosition)
     {
+        if (basePosition != segment.basePosition())
+        {
+            awaitSync(); // the sync thread forces the open segment: it must be done with it before it changes
+        }
         try
         {
             segment.use(basePosition);
+            if (null != logSync)
+            {
+                logSync.target(segment.channel(), SegmentFiles.segmentFile(directory, basePosition));
+            }
         }
         catch (final ArchiveException ex)
         {
             // A new segment that finds no space is made again on the next try; anything else is fatal.
             failed = !NoSpace.is(ex);
             throw ex;
+        }
+    }
+
+    /** Wait for the sync thread to make everything requested durable (under {@code BATCH}). */
+    private void awaitSync()
+    {
+        checkSync(true);
+    }
+
+    /** Under {@code BATCH}: a failed sync fails the log (see {@link LogSync}); optionally wait for it first. */
+    private void checkSync(final boolean await)
+    {
+        if (null != logSync)
+        {
+            try
+            {
+                if (await)
+                {
+                    logSync.await();
+                }
+                logSync.throwIfFailed();
+            }
+            catch (final ArchiveException ex)
+            {
+                failed = true;
+                throw ex;
+            }
         }
     }
 
@@ -783,5 +789,6 @@ public final class ArchiveLog implements AutoCloseable
         {
             throw new IllegalStateException("log failed on an earlier write and must be reopened: " + directory);
         }
+        checkSync(false);
     }
 }

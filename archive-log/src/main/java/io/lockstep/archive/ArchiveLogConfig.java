@@ -40,6 +40,7 @@ public final class ArchiveLogConfig
     private long backgroundSyncIntervalMs = DEFAULT_BACKGROUND_SYNC_INTERVAL_MS;
     private long initialPromisePosition = -1;
     private long initialPromiseTerm = -1;
+    private Path slowSyncFile;
 
     /**
      * @param directory the directory holding the descriptor and segment files.
@@ -89,6 +90,25 @@ public final class ArchiveLogConfig
     long initialPromiseTerm()
     {
         return initialPromiseTerm;
+    }
+
+    /**
+     * For tests only: an injected slow disk. While the file exists, each sync under {@code BATCH} first waits the
+     * number of milliseconds written in it.
+     *
+     * @param file the file, or null (the default) for none.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig slowSyncFile(final Path file)
+    {
+        this.slowSyncFile = file;
+        return this;
+    }
+
+    /** @return the injected slow disk's file, or null: see {@link #slowSyncFile(Path)}. */
+    public Path slowSyncFile()
+    {
+        return slowSyncFile;
     }
 
     /**

@@ -62,8 +62,9 @@ final class PromiseFile implements AutoCloseable
     private final long bootIdHigh;
     private final long bootIdLow;
     private long sequence;
-    private long position = UNKNOWN;
-    private long term = ArchiveLog.NULL_TERM;
+    // Volatile: under BATCH the log's sync thread records the promise, and the writer's thread reads it.
+    private volatile long position = UNKNOWN;
+    private volatile long term = ArchiveLog.NULL_TERM;
     private boolean trusted;
 
     private PromiseFile(final Path file, final MappedByteBuffer mapped, final UnsafeBuffer buffer, final UUID bootId)

@@ -118,6 +118,12 @@ final class SegmentChannel
         }
     }
 
+    /** @return the open segment's file, or null: for the sync thread under {@code BATCH} ({@link LogSync}). */
+    FileChannel channel()
+    {
+        return channel;
+    }
+
     /**
      * @return the base position of the open segment, or -1.
      */

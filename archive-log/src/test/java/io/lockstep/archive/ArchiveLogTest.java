@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static io.lockstep.archive.TestFrames.append;
@@ -197,8 +199,39 @@ class ArchiveLogTest
         {
             final long end = append(log, 1, 1, payload(4, 0, 64));
             assertEquals(0, log.durablePosition());
-            assertEquals(end, log.flush());
+            assertTrue(log.flush() <= end, "the sync runs on the log's sync thread: durable follows");
+            assertEquals(end, log.appendedPosition(), "written, and readable, before it is durable");
+            assertEquals(end, log.sync());
             assertEquals(end, log.durablePosition());
+            assertEquals(end, log.promisedPosition(), "promised once durable");
+        }
+    }
+
+    @Test
+    void aSlowDiskHoldsBackOnlyTheDurablePositionNotTheWriter() throws Exception
+    {
+        final Path slow = dir.resolveSibling(dir.getFileName() + "-slow");
+        Files.writeString(slow, "400");
+        try (ArchiveLog log = ArchiveLog.open(config(dir).durability(DurabilityPolicy.BATCH).slowSyncFile(slow)))
+        {
+            final CountDownLatch durable = new CountDownLatch(1);
+            log.onDurable(durable::countDown);
+            final long end = append(log, 1, 1, payload(4, 0, 64));
+            final long promised = log.promisedPosition();
+            final long startNs = System.nanoTime();
+            log.flush();
+            final long flushNs = System.nanoTime() - startNs;
+            assertTrue(flushNs < 300_000_000L, "the writer does not wait for the disk: " + flushNs + " ns");
+            assertEquals(end, log.appendedPosition());
+            final long more = append(log, 1, 1, payload(4, 1, 64));
+            log.flush(); // a second request wakes the sync thread: the delay holds all the same
+            assertEquals(more, log.appendedPosition());
+            assertEquals(0, log.durablePosition(), "not durable while the disk is slow");
+            assertEquals(promised, log.promisedPosition(), "nor promised");
+            Files.delete(slow);
+            assertTrue(durable.await(10, TimeUnit.SECONDS), "the sync thread says when it is durable");
+            assertEquals(more, log.sync());
+            assertEquals(more, log.promisedPosition());
         }
     }
 
@@ -248,7 +281,7 @@ class ArchiveLogTest
             {
                 append(log, 2, 1, payload(6, i, 100));
             }
-            end = log.flush();
+            end = log.sync();
             assertEquals(end, log.promisedPosition());
             assertEquals(2, log.promisedTerm());
         }
@@ -277,7 +310,7 @@ class ArchiveLogTest
             {
                 append(log, 2, 1, payload(6, i, 100));
             }
-            assertEquals(end, log.flush());
+            assertEquals(end, log.sync());
         }
         try (ArchiveLog log = ArchiveLog.open(config(dir).durability(DurabilityPolicy.BATCH)))
         {
@@ -296,7 +329,7 @@ class ArchiveLogTest
             {
                 append(log, 1, 1, payload(8, i, 100));
             }
-            end = log.flush();
+            end = log.sync();
         }
         // Bytes of a write that never finished (so never promised), one segment on and far past one batch.
         try (RandomAccessFile file = new RandomAccessFile(dir.resolve(SegmentFiles.name(0)).toFile(), "rw"))

@@ -19,6 +19,8 @@ final class FollowerAcks
     /** Where this log matched the leader's at the last append taken; -1 when nothing is owed to this leader. */
     private long matchedPosition = -1;
     private long leaderCommitSeen;
+    /** The durable position the last acknowledgement carried: a higher one is owed when the disk catches up. */
+    private long ackedDurable = -1;
     private final CommitRate commitRate = new CommitRate();
     private final LongSupplier clock;
 
@@ -47,12 +49,14 @@ final class FollowerAcks
     void onTruncated(final long position)
     {
         matchedPosition = Math.min(matchedPosition, position);
+        ackedDurable = Math.min(ackedDurable, position);
     }
 
     /** A snapshot up to {@code position} was installed: the log matches there, and nothing else is owed. */
     void onSnapshotInstalled(final long position)
     {
         matchedPosition = position;
+        ackedDurable = position;
         pending = false;
     }
 
@@ -60,12 +64,17 @@ final class FollowerAcks
     void forget()
     {
         matchedPosition = -1;
+        ackedDurable = -1;
         pending = false;
     }
 
+    /**
+     * @return true if an acknowledgement is owed: for an append taken, or because the disk made more of what was
+     * taken durable since the last one (the log syncs on a thread of its own, so that comes later).
+     */
     boolean pending()
     {
-        return pending;
+        return pending || (matchedPosition >= 0 && Math.min(log.durablePosition(), matchedPosition) > ackedDurable);
     }
 
     /** @return how fast the leader's commit position recently moved, in bytes a second (see {@link CommitRate}). */
@@ -93,6 +102,7 @@ final class FollowerAcks
             // Owed to a leader this member no longer follows (it stood for election while the link was down): the
             // next leader asks again.
             pending = false;
+            matchedPosition = -1;
             return commitPosition;
         }
         final long durable = Math.min(log.durablePosition(), matchedPosition);
@@ -101,6 +111,7 @@ final class FollowerAcks
         if (publisher.appendResponse(leaderId, term, memberId, sequence, true, appended, durable, commit, termIndex))
         {
             pending = false;
+            ackedDurable = durable;
         }
         return commit;
     }

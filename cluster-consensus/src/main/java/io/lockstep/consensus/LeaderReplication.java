@@ -45,6 +45,8 @@ final class LeaderReplication
     private boolean replicationSent;
 
     private int transferTarget = -1;
+    private boolean timeoutNowSent;
+    private final DiskLag diskLag = new DiskLag();
     private long handOverLoggedNs = Long.MIN_VALUE / 2;
     private long transferDeadlineNs;
 
@@ -123,6 +125,7 @@ final class LeaderReplication
     void startTerm(final long termStart, final long nowNs)
     {
         transferTarget = -1;
+        diskLag.reset();
         appendTimes.clear();
         for (final PeerState peer : peers)
         {
@@ -481,6 +484,7 @@ final class LeaderReplication
             return false;
         }
         transferTarget = target;
+        timeoutNowSent = false;
         transferDeadlineNs = nowNs + config.electionTimeoutNs();
         return true;
     }
@@ -495,9 +499,19 @@ final class LeaderReplication
 
     void progressTransfer(final long term, final long nowNs)
     {
-        if (transferTarget < 0 && null != log.writeProblem())
+        if (transferTarget < 0)
         {
-            handOver(nowNs);
+            final String problem = log.writeProblem();
+            final long lagNs = diskLag.lagNs(log.durablePosition(), bestLivePeer(nowNs), nowNs);
+            if (null != problem)
+            {
+                handOver(nowNs, "it cannot write its log (" + problem + ")");
+            }
+            else if (lagNs > config.electionTimeoutNs())
+            {
+                handOver(nowNs, "its disk is slow: its log is durable only up to " + log.durablePosition() +
+                    ", which a follower held durably " + lagNs / 1_000_000 + " ms ago");
+            }
         }
         if (transferTarget < 0)
         {
@@ -509,17 +523,42 @@ final class LeaderReplication
             LOGGER.log(System.Logger.Level.WARNING, "leadership transfer to {0} timed out", transferTarget);
             transferTarget = -1;
         }
-        else if (target.matchPosition >= log.appendedPosition() && publisher.timeoutNow(target.id, term, memberId))
+        else if (!timeoutNowSent && target.matchPosition >= log.appendedPosition() &&
+            publisher.timeoutNow(target.id, term, memberId))
         {
-            transferTarget = -1;
+            // Still no new work until the target's term deposes this leader (or the deadline passes): an entry
+            // taken now would reach the other followers but not the target, whose votes it would then lose.
+            timeoutNowSent = true;
+            transferDeadlineNs = nowNs + config.electionTimeoutNs();
         }
     }
 
     /**
-     * A leader that cannot write its log commits nothing new (its own durable position is stuck), so it hands
-     * leadership to the voting follower that holds the most of its log.
+     * A leader that cannot write its log commits nothing new (its own durable position is stuck), and one whose disk
+     * is slow holds up whatever waits for its own copy, so it hands leadership to the voting follower that holds
+     * the most of its log durably.
+     *
+     * @param why for the warning (allocated only on this rare path).
      */
-    private void handOver(final long nowNs)
+    private void handOver(final long nowNs, final String why)
+    {
+        final PeerState best = peer(bestLivePeerId(nowNs));
+        if (null != best && startTransfer(best.id, nowNs) && nowNs - handOverLoggedNs > config.electionTimeoutNs())
+        {
+            handOverLoggedNs = nowNs; // said once per election timeout, though it asks again every time it can
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} hands leadership to member {1}: {2}", memberId,
+                best.id, why);
+        }
+    }
+
+    /** @return the highest durable position a live voting follower has acknowledged, or -1 if none is live. */
+    private long bestLivePeer(final long nowNs)
+    {
+        final PeerState best = peer(bestLivePeerId(nowNs));
+        return null == best ? -1 : best.matchPosition;
+    }
+
+    private int bestLivePeerId(final long nowNs)
     {
         PeerState best = null;
         for (final PeerState peer : peers)
@@ -531,12 +570,7 @@ final class LeaderReplication
                 best = peer;
             }
         }
-        if (null != best && startTransfer(best.id, nowNs) && nowNs - handOverLoggedNs > config.electionTimeoutNs())
-        {
-            handOverLoggedNs = nowNs; // said once per election timeout, though it asks again every time it can
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} cannot write its log ({1}): it hands leadership to " +
-                "member {2}", memberId, log.writeProblem(), best.id);
-        }
+        return null == best ? -1 : best.id;
     }
 
     /**
@@ -547,6 +581,7 @@ final class LeaderReplication
     void onFollowing()
     {
         transferTarget = -1;
+        diskLag.reset();
         if (null != log.writeProblem())
         {
             final long from = log.discardUnwritten();

@@ -16,6 +16,7 @@ public final class FaultCounts
     long brokenLinks;
     long heals;
     long fullDisks;
+    long slowDisks;
 
     /** @return members stopped as by a power cut (unsynced writes lost, the last one possibly torn). */
     public long crashes()
@@ -65,6 +66,12 @@ public final class FaultCounts
         return fullDisks;
     }
 
+    /** @return times a member's log turned slow to sync (and healthy again later). */
+    public long slowDisks()
+    {
+        return slowDisks;
+    }
+
     /** @return times the whole network was healed. */
     public long heals()
     {
@@ -87,12 +94,14 @@ public final class FaultCounts
         brokenLinks += other.brokenLinks;
         heals += other.heals;
         fullDisks += other.fullDisks;
+        slowDisks += other.slowDisks;
     }
 
     public String toString()
     {
         return crashes + " crashes (" + diskDamage + " with disk damage, " + rottenSnapshots + " rotten snapshots), " +
             restarts + " restarts, " + partitions + " partitions, " + brokenLinks + " one-way, cut or flapping " +
-            "links, " + clockSteps + " clock steps, " + fullDisks + " full disks, " + heals + " heals";
+            "links, " + clockSteps + " clock steps, " + fullDisks + " full disks, " + slowDisks + " slow disks, " +
+            heals + " heals";
     }
 }

@@ -8,6 +8,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 
 import java.util.Random;
+import java.util.function.LongSupplier;
 import java.util.function.LongUnaryOperator;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -20,7 +21,8 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 /**
  * An in-memory log in archive-log's frame layout, with crash semantics: what a flush made durable survives; frames
  * still pending are lost, except that a crash may land in the middle of a flush and leave a prefix of them (the
- * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable.
+ * torn last write, after recovery has cut any partial frame). Policy BATCH: flush makes everything durable, unless
+ * the disk is slow ({@link #slowDisk(long, LongSupplier)}).
  * <p>
  * Disk damage: {@link #afterCrash(Random, boolean)} can also lose durable frames (a bit flip, a lost or misdirected
  * write found on restart): recovery cuts the log at the first bad frame, and, as archive-log does, the promise
@@ -43,6 +45,18 @@ public final class SimLog implements RaftLog
     /** The disk is full: flushes write nothing until it is not. */
     private boolean diskFull;
     private String writeProblem;
+    /**
+     * A slow disk: each sync takes this long, and like archive-log's sync thread it covers what was written when it
+     * began. 0: a flush is durable at once.
+     */
+    private long syncDelayNs;
+    private LongSupplier clock;
+    private long syncingPosition = -1;
+    private long syncingTerm;
+    private long syncDoneAtNs;
+    /** Written, not yet in a sync under way: the next sync covers it. */
+    private long unsyncedPosition = -1;
+    private long unsyncedTerm;
 
     public SimLog(final int maxBatchLength)
     {
@@ -74,6 +88,7 @@ public final class SimLog implements RaftLog
      */
     SimLog afterCrash(final Random random, final boolean damage)
     {
+        advanceSync(false); // syncs done by the time of the crash hold; the one under way does not
         long end = durable;
         if (!diskFull && pending > durable && random.nextBoolean())
         {
@@ -187,6 +202,7 @@ public final class SimLog implements RaftLog
 
     public void reset(final long position, final long term)
     {
+        advanceSync(true);
         if (pending != appended)
         {
             throw new IllegalStateException("flush before resetting");
@@ -213,7 +229,55 @@ public final class SimLog implements RaftLog
 
     public long durablePosition()
     {
+        advanceSync(false);
         return durable;
+    }
+
+    /**
+     * A slow disk, or a healthy one again: while slow, a flush writes at once but its sync takes {@code delayNs} of
+     * the clock given, one sync at a time, as on archive-log's sync thread.
+     */
+    public void slowDisk(final long delayNs, final LongSupplier clock)
+    {
+        advanceSync(true);
+        this.syncDelayNs = delayNs;
+        this.clock = clock;
+    }
+
+    /** @return true while the disk is slow. */
+    public boolean slowDisk()
+    {
+        return syncDelayNs > 0;
+    }
+
+    /**
+     * Finish the sync under way if it is due (or at once: the writer waits for it before it cuts the log, and a
+     * healed disk finishes it), and start the next one.
+     */
+    private void advanceSync(final boolean now)
+    {
+        while (syncingPosition >= 0 && (now || clock.getAsLong() >= syncDoneAtNs))
+        {
+            durable = Math.max(durable, syncingPosition);
+            promise(durable, syncingTerm);
+            syncingPosition = -1;
+            if (unsyncedPosition > durable)
+            {
+                syncingPosition = unsyncedPosition;
+                syncingTerm = unsyncedTerm;
+                syncDoneAtNs = (now ? clock.getAsLong() : syncDoneAtNs) + syncDelayNs;
+                unsyncedPosition = -1;
+            }
+        }
+    }
+
+    private void promise(final long position, final long term)
+    {
+        if (term > promisedTerm || (term == promisedTerm && position > promisedPosition))
+        {
+            promisedPosition = position;
+            promisedTerm = term;
+        }
     }
 
     public long append(final long term, final int frameType, final DirectBuffer buffer, final int offset,
@@ -307,17 +371,30 @@ public final class SimLog implements RaftLog
         }
         writeProblem = null;
         appended = pending;
-        durable = pending;
-        if (pendingLastTerm > promisedTerm || (pendingLastTerm == promisedTerm && durable > promisedPosition))
+        if (syncDelayNs > 0 || syncingPosition >= 0)
         {
-            promisedPosition = durable;
-            promisedTerm = pendingLastTerm;
+            advanceSync(false);
+            if (appended > durable && syncingPosition < 0)
+            {
+                syncingPosition = appended;
+                syncingTerm = pendingLastTerm;
+                syncDoneAtNs = clock.getAsLong() + syncDelayNs;
+            }
+            else if (appended > Math.max(durable, syncingPosition))
+            {
+                unsyncedPosition = appended;
+                unsyncedTerm = pendingLastTerm;
+            }
+            return durable;
         }
+        durable = pending;
+        promise(durable, pendingLastTerm);
         return durable;
     }
 
     public void truncate(final long position)
     {
+        advanceSync(true);
         if (pending != appended)
         {
             throw new IllegalStateException("flush before truncating");

@@ -577,6 +577,13 @@ public final class SimServiceCluster
             storages[i].diskFull(true);
             faults.fullDisks++;
         }
+        else if (roll < 33 && !logs[i].slowDisk())
+        {
+            // One member's log syncs slowly until the next heal: from a fraction of an election timeout per sync to
+            // several, when a leader hands over.
+            logs[i].slowDisk((1 + random.nextInt(8)) * ELECTION_TIMEOUT_NS / 2, this::nowNs);
+            faults.slowDisks++;
+        }
     }
 
     private boolean noDiskFull()
@@ -597,6 +604,7 @@ public final class SimServiceCluster
         for (int j = 0; j < size; j++)
         {
             logs[j].diskFull(false);
+            logs[j].slowDisk(0, this::nowNs);
             storages[j].diskFull(false);
         }
     }

@@ -183,7 +183,8 @@ class VoteRulesTest
             {
                 leaderLog.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
             }
-            end = leaderLog.flush();
+            leaderLog.flush();
+            end = leaderLog.appendedPosition(); // durable and promised by the close (the sync runs on its thread)
         }
         copyTree(dir.resolve("leader"), dir.resolve("member"));
         try (RandomAccessFile segment = new RandomAccessFile(dir.resolve("member").resolve(
@@ -214,7 +215,13 @@ class VoteRulesTest
             leaderLog.readBlock(cut, end, 1 << 20, (buffer, offset, length, from, to) ->
                 voter.onAppendRequest(5, 0, 1, cut, 3, 0, 0, 0, buffer, offset, length));
             voter.doWork();
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            while (damaged.durablePosition() < end && System.nanoTime() < deadline)
+            {
+                Thread.onSpinWait(); // the log syncs on a thread of its own
+            }
             assertEquals(end, damaged.durablePosition());
+            voter.doWork(); // acknowledges the durable position, and so holds its promise again
             nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
             voter.doWork();
             assertEquals(Role.CANDIDATE, voter.role());

@@ -26,7 +26,7 @@ class ClusterScenarioTest
     @BeforeAll
     static void quietLogs()
     {
-        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+        Logger.getLogger("io.lockstep").setLevel(Level.parse(System.getProperty("lockstep.scenario.log", "OFF")));
     }
 
     private static SimCluster stableCluster(final long seed, final boolean[] voting)
@@ -118,6 +118,51 @@ class ClusterScenarioTest
         cluster.log(full).diskFull(false);
         cluster.runUntil(cluster::converged, 40_000, false, "space again: it writes and catches up");
         cluster.checkAckedEntriesCommitted(cluster.leader());
+    }
+
+    @Test
+    void aLeaderWhoseDiskTurnsSlowKeepsCommittingOnItsFollowersAndHandsOver()
+    {
+        final SimCluster cluster = stableCluster(16, SimCluster.allVoting(3));
+        final int slow = cluster.leader();
+        final long slowSince = cluster.nowNs();
+        cluster.log(slow).slowDisk(10 * SimCluster.ELECTION_TIMEOUT_NS, cluster::nowNs);
+
+        // Commits go on while it still leads: its followers' disks make the majority without it.
+        final long before = cluster.historyEnd();
+        cluster.runUntil(() -> cluster.historyEnd() > before + 1024, 40_000, true, "commits on the followers' disks");
+        assertEquals(slow, cluster.leader(), "within the bound it still leads");
+        assertTrue(cluster.log(slow).durablePosition() < cluster.agent(slow).commitPosition(),
+            "committed beyond the leader's own durable position");
+
+        cluster.runUntil(() -> cluster.leader() >= 0 && cluster.leader() != slow, 40_000, true,
+            "the leader with a slow disk hands over");
+        final long tookNs = cluster.nowNs() - slowSince;
+        assertTrue(tookNs < 3 * SimCluster.ELECTION_TIMEOUT_NS, "handed over within the bound: " + tookNs + " ns");
+        final long after = cluster.historyEnd();
+        cluster.runUntil(() -> cluster.historyEnd() > after + 4096, 40_000, true, "the new leader commits");
+
+        cluster.log(slow).slowDisk(0, cluster::nowNs);
+        cluster.runUntil(cluster::converged, 40_000, false, "a healthy disk again: it catches up");
+        cluster.checkAckedEntriesCommitted(cluster.leader());
+    }
+
+    @Test
+    void aFollowerWithASlowDiskDoesNotSlowCommits()
+    {
+        final SimCluster cluster = stableCluster(17, SimCluster.allVoting(3));
+        final int leader = cluster.leader();
+        final int slow = (leader + 1) % 3;
+        cluster.log(slow).slowDisk(10 * SimCluster.ELECTION_TIMEOUT_NS, cluster::nowNs);
+        final long before = cluster.historyEnd();
+        final long startNs = cluster.nowNs();
+        cluster.runUntil(() -> cluster.historyEnd() > before + 16 * 1024, 200_000, true,
+            "the leader and the healthy follower commit");
+        final long tookNs = cluster.nowNs() - startNs;
+        assertTrue(tookNs < 10 * SimCluster.ELECTION_TIMEOUT_NS, "16 KiB committed in " + tookNs + " ns: " +
+            "within one sync of the slow disk (with healthy disks it takes about 180 ms at the driver's pace)");
+        assertEquals(leader, cluster.leader(), "no election for a follower's disk");
+        assertTrue(cluster.log(slow).durablePosition() < cluster.historyEnd(), "the slow follower lags");
     }
 
     @Test

@@ -363,6 +363,7 @@ class SessionSimulationTest
         assertTrue(faults.partitions() > 0 && faults.brokenLinks() > 0 && faults.heals() > 0, "network: " + faults);
         assertTrue(faults.clockSteps() > 0, "clock steps: " + faults);
         assertTrue(faults.fullDisks() > 0, "full disks: " + faults);
+        assertTrue(faults.slowDisks() > 0, "slow disks: " + faults);
         if (snapshots)
         {
             assertTrue(faults.rottenSnapshots() > 0 && SNAPSHOT_STATS[2] > 0, "rotten snapshots: " + faults);

@@ -176,6 +176,7 @@ final class SimCluster
         for (final SimLog log : logs)
         {
             log.diskFull(false);
+            log.slowDisk(0, this::nowNs);
         }
     }
 

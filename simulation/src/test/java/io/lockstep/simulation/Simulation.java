@@ -16,6 +16,7 @@ final class Simulation
     int clockSteps;
     int asymmetricFaults;
     int fullDisks;
+    int slowDisks;
 
     Simulation(final long seed, final int memberCount)
     {
@@ -149,6 +150,14 @@ final class Simulation
             // log nor leads meanwhile.
             cluster.log(i).diskFull(true);
             fullDisks++;
+        }
+        else if (roll < 47 && !cluster.log(i).slowDisk())
+        {
+            // One member's disk turns slow until the next heal: each sync takes from a fraction of an election
+            // timeout (a leader keeps leading, on its followers' disks) to several (it hands leadership over).
+            cluster.log(i).slowDisk((1 + cluster.random.nextInt(8)) * SimCluster.ELECTION_TIMEOUT_NS / 2,
+                cluster::nowNs);
+            slowDisks++;
         }
     }
 

@@ -103,7 +103,8 @@ public final class ClusterNode implements AutoCloseable
         {
             // Anything that fails from here to the start (the service, its snapshot, the TLS files) must not leave
             // the port and the log open.
-            consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(), newWallClock(), transport, raftLog,
+            consensus = new ConsensusAgent(consensusConfig, new SystemNanoClock(),
+                new SampledWallClock(config.testClockOffsetFile()), transport, raftLog,
                 electionState, new Random(seed));
             this.metrics = consensus.metrics();
             consensus.metrics().set(MemberMetrics.LOG_PROMISE_LOST, null == raftLog.promiseLost() ? 0 : 1);
@@ -124,6 +125,7 @@ public final class ClusterNode implements AutoCloseable
         // Refusals reach the member's error log (tool errors) and counters, on the member thread that polls.
         transport.problemListener(new MemberProblems(consensus.metrics(), consensus.errors()));
         raftLog.flushTimes(consensus.metrics()::recordFlush);
+        raftLog.onDurable(transport::wakeup);
         raftLog.writeProblems(problem -> onLogWriteProblem(config, consensus, problem));
         logSecurity(config);
         LOGGER.log(System.Logger.Level.INFO, "member {0} election randomness seed {1}", config.memberId(), seed);
@@ -205,7 +207,8 @@ public final class ClusterNode implements AutoCloseable
             .directory(config.dataDir().resolve("log"))
             .segmentLength(config.segmentLength())
             .maxBatchLength(config.maxBatchLength())
-            .durability(config.durability());
+            .durability(config.durability())
+            .slowSyncFile(config.testSlowSyncFile());
         final ArchiveRaftLog raftLog;
         try
         {
@@ -379,7 +382,7 @@ public final class ClusterNode implements AutoCloseable
      */
     public static EpochNanoClock newWallClock()
     {
-        return new SampledWallClock();
+        return new SampledWallClock(null);
     }
 
     /**

@@ -80,7 +80,9 @@ public record NodeConfig(
     int standbyRelay,
     IdleSettings idle,
     ThreadingSettings threading,
-    long purgeDelayMs)
+    long purgeDelayMs,
+    Path testSlowSyncFile,
+    Path testClockOffsetFile)
 {
     /**
      * @return the metrics port, 0 for off (see {@link #metrics()}).
@@ -102,6 +104,16 @@ public record NodeConfig(
     public static final String SNAPSHOT_INTERVAL_BYTES = "lockstep.snapshot.interval.bytes";
     public static final String SNAPSHOT_KEEP = "lockstep.snapshot.keep";
     public static final String PURGE_DELAY_MS = "lockstep.log.purge.delay.ms";
+    /**
+     * For tests only: an injected slow disk. While the named file exists, each sync of the log first waits the
+     * milliseconds written in it (see {@code ArchiveLogConfig.slowSyncFile}).
+     */
+    public static final String TEST_SLOW_SYNC_FILE = "lockstep.test.slow.sync.file";
+    /**
+     * For tests only: a stepped wall clock. While the named file exists, the milliseconds written in it are added to
+     * the system clock for this member's log time.
+     */
+    public static final String TEST_CLOCK_OFFSET_FILE = "lockstep.test.clock.offset.file";
     public static final String METRICS_PORT = MetricsSettings.PORT;
     public static final String LISTEN_ADDRESS = "lockstep.listen.address";
     public static final String STANDBY_SYNC = "lockstep.standby.sync";
@@ -284,7 +296,14 @@ public record NodeConfig(
             SecuritySettings.parse(source, configDirectory(source), p, given),
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), standbyRelay(source, p, members),
-            IdleSettings.parse(source, p), threading(source, p, serviceGiven || !service.isEmpty()), purgeDelayMs);
+            IdleSettings.parse(source, p), threading(source, p, serviceGiven || !service.isEmpty()), purgeDelayMs,
+            optionalPath(p, TEST_SLOW_SYNC_FILE), optionalPath(p, TEST_CLOCK_OFFSET_FILE));
+    }
+
+    private static Path optionalPath(final Properties p, final String key)
+    {
+        final String value = p.getProperty(key, "").trim();
+        return value.isEmpty() ? null : Path.of(value);
     }
 
     private static ThreadingSettings threading(final String source, final Properties p, final boolean service)

@@ -2,6 +2,9 @@ package io.lockstep.consensus.node;
 
 import org.agrona.concurrent.EpochNanoClock;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -14,24 +17,51 @@ import java.util.concurrent.TimeUnit;
  * A step of the system clock is followed within {@link #RESAMPLE_NS}. The system clock has millisecond resolution
  * here, so each sample is taken as the middle of its millisecond: within half a millisecond either way (log time
  * never goes back for it, see {@code LogClock}). Not thread-safe.
+ * <p>
+ * For tests only, a file can step this clock ({@code lockstep.test.clock.offset.file}): while it exists, the
+ * milliseconds written in it are added to the system clock, read at each resample. It steps one member's clock
+ * without touching the machine's.
  */
 final class SampledWallClock implements EpochNanoClock
 {
     static final long RESAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
+    private final Path offsetFile;
     private long sampledEpochNs;
     private long sampledAtNs;
     private boolean sampled;
+
+    /** @param offsetFile for tests only, or null: see above. */
+    SampledWallClock(final Path offsetFile)
+    {
+        this.offsetFile = offsetFile;
+    }
 
     public long nanoTime()
     {
         final long now = System.nanoTime();
         if (!sampled || now - sampledAtNs >= RESAMPLE_NS)
         {
-            sampledEpochNs = System.currentTimeMillis() * 1_000_000L + 500_000L;
+            sampledEpochNs = (System.currentTimeMillis() + testOffsetMs()) * 1_000_000L + 500_000L;
             sampledAtNs = now;
             sampled = true;
         }
         return sampledEpochNs + (now - sampledAtNs);
+    }
+
+    private long testOffsetMs()
+    {
+        if (null == offsetFile || !Files.exists(offsetFile))
+        {
+            return 0;
+        }
+        try
+        {
+            return Long.parseLong(Files.readString(offsetFile).trim());
+        }
+        catch (final IOException | NumberFormatException ex)
+        {
+            return 0; // removed or half written as it was read
+        }
     }
 }

@@ -54,6 +54,7 @@ public final class ArchiveRaftLog implements RaftLog
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
     private LongConsumer flushTimes;
+    private long reportedSyncPosition = -1;
     private Consumer<String> writeProblems;
     private boolean problemReported;
     private final ExecutorService purger;
@@ -383,26 +384,37 @@ public final class ArchiveRaftLog implements RaftLog
     }
 
     /**
-     * @param listener told how long each flush that wrote and synced data took, in ns (for the metrics); null for
-     *                 none. The I/O edge measures itself: this is the one place a flush's wall time is known.
+     * @param listener told how long syncs of the log took under {@code batch} durability, in ns (for the metrics),
+     *                 on this thread: the sync runs on the log's sync thread, and each flush reports the last one it
+     *                 finished since the flush before (a sample when several finish between two flushes); null for
+     *                 none.
      */
     public void flushTimes(final LongConsumer listener)
     {
         this.flushTimes = null == listener || DurabilityPolicy.BATCH != config.durability() ? null : listener;
     }
 
+    /**
+     * @param listener run on the log's sync thread each time the durable position rises under {@code batch}
+     *                 durability: wakes the member's thread from its idle wait, so that acknowledgements and commits
+     *                 follow the disk at once.
+     */
+    public void onDurable(final Runnable listener)
+    {
+        log.onDurable(listener);
+    }
+
     public long flush()
     {
-        final long durable;
-        if (null == flushTimes || pendingPosition() == durablePosition())
+        final long durable = log.flush();
+        if (null != flushTimes && durable != reportedSyncPosition)
         {
-            durable = log.flush();
-        }
-        else
-        {
-            final long start = System.nanoTime();
-            durable = log.flush();
-            flushTimes.accept(System.nanoTime() - start);
+            reportedSyncPosition = durable;
+            final long syncNs = log.lastSyncNs();
+            if (syncNs >= 0)
+            {
+                flushTimes.accept(syncNs);
+            }
         }
         noticeWriteProblem();
         return durable;

@@ -9,6 +9,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -22,8 +23,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * {@code bin/lockstep nemesis [--minutes 10] [--seed N]}: three member processes of the key-value example under
  * three clients doing gets, puts and compare-and-sets, while faults are injected one at a time, at random, for as long
- * as asked: a member killed (SIGKILL) and restarted, paused (SIGSTOP, then SIGCONT), cut off, or its disk filled
- * (each member's data directory is a small tmpfs of its own). The cut is the kernel's packet filter dropping every
+ * as asked: a member killed (SIGKILL) and restarted, paused (SIGSTOP, then SIGCONT), cut off, its disk filled (each
+ * member's data directory is a small tmpfs of its own), its disk made slow (each sync of its log waits 0.5-2 s), or
+ * its wall clock stepped (by up to 10 minutes either way, and back when the fault ends). Members on one host share its
+ * disk and clock, so the last two go through test-only keys of each member: {@code lockstep.test.slow.sync.file} and
+ * {@code lockstep.test.clock.offset.file}. The cut is the kernel's packet filter dropping every
  * packet to and from the member's port: members dial the members of higher ids, so the member with the highest id,
  * whose every link is one it was dialled on, is the one cut off from all (and from clients). Each fault lasts
  * 1-3 s and is followed by 1-2 s of quiet. At the end the history is checked for linearizability, the service counts
@@ -31,15 +35,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * without a successful operation around each kind of fault. Exit 0 if linearizable and nothing was applied twice.
  * <p>
  * Partitions and full disks need root (the packet filter and the mounts); without it they are left out and the
- * summary says so. Clock steps and slow disks are not injected here: members on one host share its clock and disk,
- * and the simulation covers both.
+ * summary says so.
  */
 public final class Nemesis
 {
     /** The kinds of fault, as the summary names them. */
     enum Fault
     {
-        KILL("kill"), PAUSE("pause"), PARTITION("partition"), DISK_FULL("disk-full");
+        KILL("kill"), PAUSE("pause"), PARTITION("partition"), DISK_FULL("disk-full"), SLOW_DISK("slow-disk"),
+        CLOCK_STEP("clock-step");
 
         private final String label;
 
@@ -59,15 +63,27 @@ public final class Nemesis
     private final Random random;
     private final LocalCluster cluster;
     private final boolean root;
+    private final Path dir;
     private final List<long[]> windows = Collections.synchronizedList(new ArrayList<>());
     private final List<Fault> windowKinds = Collections.synchronizedList(new ArrayList<>());
     private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
 
-    private Nemesis(final long seed, final LocalCluster cluster, final boolean root)
+    private Nemesis(final long seed, final LocalCluster cluster, final boolean root, final Path dir)
     {
         this.random = new Random(seed);
         this.cluster = cluster;
         this.root = root;
+        this.dir = dir;
+    }
+
+    private static Path slowSyncFile(final Path dir, final int member)
+    {
+        return dir.resolve("slow-sync-" + member);
+    }
+
+    private static Path clockOffsetFile(final Path dir, final int member)
+    {
+        return dir.resolve("clock-offset-" + member);
     }
 
     public static void main(final String[] args) throws Exception
@@ -104,6 +120,12 @@ public final class Nemesis
             cluster.configureAll(NodeConfig.SNAPSHOT_INTERVAL_BYTES, Long.toString(4L << 20));
             cluster.configureAll(NodeConfig.SNAPSHOT_KEEP, "2");
             cluster.configureAll(NodeConfig.PURGE_DELAY_MS, "0");
+            for (int i = 0; i < MEMBERS; i++)
+            {
+                Files.writeString(cluster.config(i), NodeConfig.TEST_SLOW_SYNC_FILE + "=" + slowSyncFile(dir, i) +
+                    "\n" + NodeConfig.TEST_CLOCK_OFFSET_FILE + "=" + clockOffsetFile(dir, i) + "\n",
+                    StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+            }
             if (root)
             {
                 for (int i = 0; i < MEMBERS; i++)
@@ -125,7 +147,7 @@ public final class Nemesis
             }
             System.out.printf(Locale.ROOT, "nemesis: %.1f minutes, seed %d, members in %s%s%n", minutes, seed, dir,
                 root ? "" : " (not root: no partitions, no full disks)");
-            return new Nemesis(seed, cluster, root).runFor(minutes, seed);
+            return new Nemesis(seed, cluster, root, dir).runFor(minutes, seed);
         }
         finally
         {
@@ -170,7 +192,8 @@ public final class Nemesis
             clients.add(t);
         }
         final long end = System.nanoTime() + (long)(minutes * 60e9);
-        final List<Fault> kinds = root ? List.of(Fault.values()) : List.of(Fault.KILL, Fault.PAUSE);
+        final List<Fault> kinds = root ? List.of(Fault.values()) :
+            List.of(Fault.KILL, Fault.PAUSE, Fault.SLOW_DISK, Fault.CLOCK_STEP);
         Thread.sleep(3000);
         while (System.nanoTime() < end)
         {
@@ -221,6 +244,21 @@ public final class Nemesis
                 fill(filler);
                 Thread.sleep(holdMs);
                 Files.delete(filler);
+            }
+            case SLOW_DISK ->
+            {
+                final Path slow = slowSyncFile(dir, victim);
+                Files.writeString(slow, Long.toString(500 + random.nextInt(1500)));
+                Thread.sleep(holdMs);
+                Files.delete(slow);
+            }
+            case CLOCK_STEP ->
+            {
+                final Path offset = clockOffsetFile(dir, victim);
+                final long stepMs = (random.nextBoolean() ? 1 : -1) * (1000 + random.nextInt(599_000));
+                Files.writeString(offset, Long.toString(stepMs));
+                Thread.sleep(holdMs);
+                Files.delete(offset);
             }
             default -> throw new IllegalStateException(fault.name());
         }
