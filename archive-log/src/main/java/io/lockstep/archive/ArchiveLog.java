@@ -379,6 +379,24 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
+     * Bring the promise down to where the log was cut because a leader of a newer term holds another entry there:
+     * what the log promised past it was never committed (Raft's leader completeness), so it is owed to no one.
+     */
+    public void lowerPromise(final long position, final long term)
+    {
+        checkUsable();
+        awaitSync();
+        if (LogRecovery.isAhead(promise.term(), promise.position(), term, position))
+        {
+            promise.record(position, term, DurabilityPolicy.BATCH == durability);
+            if (DurabilityPolicy.BATCH == durability)
+            {
+                promise.force();
+            }
+        }
+    }
+
+    /**
      * Make everything written durable on disk, whatever the policy (for example before a snapshot or on close).
      * Earlier segments were forced when the writer left them (under {@code NONE} on the background thread, waited
      * for here), so forcing the current one is enough.
@@ -476,10 +494,9 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Delete whole segments that lie below a position (after a snapshot covers them). The segment being appended to
-     * is always kept. Equivalent to {@link #advanceStart} then {@link #deleteSegmentsBelowStart}.
+     * Delete whole segments below a position (a snapshot covers them), never the one appended to: {@link #advanceStart}
+     * then {@link #deleteSegmentsBelowStart}.
      *
-     * @param position frames below this are no longer needed.
      * @return the new {@link #startPosition()}.
      */
     public long purge(final long position)
@@ -520,11 +537,9 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Delete the segment files that lie wholly below a position, or below {@link #startPosition()} if that is lower.
-     * For a deleting thread that has recorded where the log starts ({@code log.base}) up to that position only: the
-     * writer may have moved the start further since, and deleting past what is recorded would leave, after a crash,
-     * a log that starts where nothing says which term it starts in. Safe from any thread, as
-     * {@link #deleteSegmentsBelowStart()}.
+     * Delete the segment files wholly below a position, or below {@link #startPosition()} if lower: for a deleting
+     * thread that recorded the start ({@code log.base}) only up to that position (past it, a crash would leave a log
+     * that starts where nothing says which term it starts in). Safe from any thread.
      *
      * @return segments deleted.
      */
@@ -591,22 +606,12 @@ public final class ArchiveLog implements AutoCloseable
         return LogRecovery.verify(directory, handler);
     }
 
-    /**
-     * A log's promise: see {@link #promisedPosition()}.
-     *
-     * @param position promised position, or -1 if none can be trusted.
-     * @param term     term of the frame ending there.
-     */
+    /** A log's promise ({@link #promisedPosition()}): position -1 if none can be trusted; term of the frame there. */
     public record Promise(long position, long term)
     {
     }
 
-    /**
-     * Read what a log directory promised, without opening the log or changing anything.
-     *
-     * @param directory log directory.
-     * @return its promise; position -1 if it holds none that can be trusted.
-     */
+    /** @return what a log directory promised (position -1 if nothing trusted), without opening or changing it. */
     public static Promise readPromise(final Path directory)
     {
         return PromiseFile.peek(directory.resolve(LogFormat.PROMISE_FILE));
@@ -703,12 +708,12 @@ public final class ArchiveLog implements AutoCloseable
             {
                 backgroundSync.close();
             }
-            if (null != logSync)
-            {
-                logSync.close();
-            }
+            final boolean syncStopped = null == logSync || logSync.stop();
             segment.close();
-            promise.close();
+            if (syncStopped)
+            {
+                promise.close(); // not while a hung sync may still record into its mapping
+            }
         }
     }
 

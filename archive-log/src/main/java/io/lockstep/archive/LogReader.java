@@ -27,6 +27,9 @@ public final class LogReader implements AutoCloseable
     /** {@link ArchiveLog#segmentDeletions()} when this reader's mappings were last checked. */
     private int deletionsSeen;
     private long position;
+    private boolean stopAtDamage;
+    private long damagedAt = -1;
+    private String damage;
 
     LogReader(final ArchiveLog log, final long position)
     {
@@ -36,6 +39,30 @@ public final class LogReader implements AutoCloseable
         this.position = position;
         this.deletionsSeen = log.segmentDeletions();
         SegmentUnmapper.start();
+    }
+
+    /**
+     * From now on {@link #readBlock} hands out the whole frames before a damaged one and stops there, instead of
+     * throwing: the reader's owner can then have the frame fetched again and carry on ({@link #damagedAt()}).
+     *
+     * @return this.
+     */
+    public LogReader stopAtDamage()
+    {
+        stopAtDamage = true;
+        return this;
+    }
+
+    /** @return where the last {@link #readBlock} found a damaged frame (see {@link #stopAtDamage}), or -1. */
+    public long damagedAt()
+    {
+        return damagedAt;
+    }
+
+    /** @return what was wrong with the frame at {@link #damagedAt()}, naming its file, or null. */
+    public String damage()
+    {
+        return damage;
     }
 
     /**
@@ -94,6 +121,7 @@ public final class LogReader implements AutoCloseable
      */
     public int readBlock(final BlockHandler handler, final long limitPosition, final int maxBytes)
     {
+        damagedAt = -1; // what this call finds, if anything: an earlier finding is not reported again
         final long bound = Math.min(limitPosition, log.publishedPosition());
         if (position >= bound)
         {
@@ -105,7 +133,11 @@ public final class LogReader implements AutoCloseable
         long end = position;
         while (end < bound)
         {
-            final int result = check(buffer, offset, end);
+            final int result = stopAtDamage ? checkOrStop(buffer, offset, end) : check(buffer, offset, end);
+            if (result < 0)
+            {
+                break;
+            }
             final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN);
             final int bytes = padding ? HEADER_LENGTH : result;
             if ((!padding && end + result > bound) || (offset > startOffset && offset - startOffset + bytes > maxBytes))
@@ -151,6 +183,19 @@ public final class LogReader implements AutoCloseable
     public void close()
     {
         release();
+    }
+
+    private int checkOrStop(final UnsafeBuffer buffer, final int offset, final long expectedPosition)
+    {
+        final int remaining = segmentLength - offset;
+        final int result = validator.check(buffer, offset, remaining, remaining, expectedPosition);
+        if (result < 0)
+        {
+            damagedAt = expectedPosition;
+            damage = "frame at position " + expectedPosition + " in " + segment.file() + ": " +
+                FrameValidator.describe(result);
+        }
+        return result;
     }
 
     private int check(final UnsafeBuffer buffer, final int offset, final long expectedPosition)

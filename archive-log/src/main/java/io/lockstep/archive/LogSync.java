@@ -3,13 +3,14 @@ package io.lockstep.archive;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Under {@link DurabilityPolicy#BATCH}, the {@code fdatasync} of each written batch and the promise after it, on a
- * thread of its own, so that the writer never waits for its disk:
+ * thread of its own, so that the writer does not wait for its disk (except at a segment rollover, below):
  * <ul>
  * <li>a leader sends a batch to its followers while its own disk syncs it (Raft allows the leader's write in
  * parallel with replication, section 10.2.1 of Ongaro's thesis: it counts itself towards a majority only once its
@@ -27,6 +28,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class LogSync implements AutoCloseable
 {
+    /** The longest sync a test may inject. */
+    private static final long MAX_INJECTED_DELAY_MS = 60_000;
+
     private final Thread thread;
     private final PromiseFile promise;
     private final Path slowSyncFile;
@@ -37,6 +41,8 @@ final class LogSync implements AutoCloseable
     private volatile FileChannel target;
     private volatile Path targetFile;
     private final AtomicLong durablePosition = new AtomicLong();
+    /** Raised by {@link #restartAt}: a request read before it is of a log that no longer exists. */
+    private final AtomicLong generation = new AtomicLong();
     private volatile long lastSyncNs = -1;
     private volatile ArchiveException failure;
     private volatile Runnable onDurable;
@@ -112,9 +118,13 @@ final class LogSync implements AutoCloseable
         while (durablePosition.get() < requestedPosition)
         {
             throwIfFailed();
+            if (!thread.isAlive())
+            {
+                throw new ArchiveException(ArchiveException.Reason.IO_ERROR, targetFile, requestedPosition,
+                    "the log's sync thread has stopped; the log must be reopened", null);
+            }
             LockSupport.unpark(thread);
-            Thread.onSpinWait();
-            Thread.yield();
+            LockSupport.parkNanos(50_000L); // not a spin: a slow disk would hold a core for as long as it is slow
         }
         throwIfFailed();
     }
@@ -125,6 +135,7 @@ final class LogSync implements AutoCloseable
      */
     void restartAt(final long position)
     {
+        generation.incrementAndGet();
         final long sequence = requestSequence.get();
         requestSequence.set(sequence + 1);
         requestedPosition = position;
@@ -145,6 +156,7 @@ final class LogSync implements AutoCloseable
     {
         while (running)
         {
+            final long gen = generation.get();
             final long sequence = requestSequence.get();
             final long position = requestedPosition;
             final long term = requestedTerm;
@@ -153,7 +165,7 @@ final class LogSync implements AutoCloseable
                 Thread.onSpinWait(); // the writer is between the two halves of a request
                 continue;
             }
-            if (position <= durablePosition.get() || null != failure)
+            if (position <= durablePosition.get() || null != failure || gen != generation.get())
             {
                 LockSupport.parkNanos(this, 100_000_000L);
                 continue;
@@ -162,6 +174,10 @@ final class LogSync implements AutoCloseable
             {
                 waitIfSlowDiskInjected();
                 final long startNs = System.nanoTime();
+                if (!running)
+                {
+                    break; // closing: the writer has stopped waiting, and the promise may be unmapped next
+                }
                 target.force(false);
                 if (LogRecovery.isAhead(term, position, promise.term(), promise.position()))
                 {
@@ -170,7 +186,7 @@ final class LogSync implements AutoCloseable
                 }
                 lastSyncNs = System.nanoTime() - startNs;
             }
-            catch (final IOException | RuntimeException ex)
+            catch (final Throwable ex)
             {
                 failure = new ArchiveException(ArchiveException.Reason.IO_ERROR, targetFile, position,
                     "fsync failed; the log must be reopened: " + ex, ex);
@@ -180,20 +196,33 @@ final class LogSync implements AutoCloseable
             final Runnable listener = onDurable;
             if (null != listener)
             {
-                listener.run();
+                try
+                {
+                    listener.run();
+                }
+                catch (final RuntimeException ex)
+                {
+                    // A wake-up that failed (the member closing its selector): the writer looks again on its own.
+                }
             }
         }
     }
 
     private void waitIfSlowDiskInjected()
     {
-        if (null == slowSyncFile || !Files.exists(slowSyncFile))
+        // A regular file of a few bytes only: a pipe or a device planted there must not hang or flood this thread.
+        if (null == slowSyncFile || !Files.isRegularFile(slowSyncFile, LinkOption.NOFOLLOW_LINKS))
         {
             return;
         }
         try
         {
-            final long delayMs = Long.parseLong(Files.readString(slowSyncFile).trim());
+            if (Files.size(slowSyncFile) > 32)
+            {
+                return;
+            }
+            final long delayMs = Math.min(Math.max(0, Long.parseLong(Files.readString(slowSyncFile).trim())),
+                MAX_INJECTED_DELAY_MS);
             // Not parkNanos: each request unparks this thread, and the delay must hold whatever the writer does.
             final long untilNs = System.nanoTime() + delayMs * 1_000_000L;
             for (long left = untilNs - System.nanoTime(); left > 0 && running; left = untilNs - System.nanoTime())
@@ -211,8 +240,13 @@ final class LogSync implements AutoCloseable
         }
     }
 
-    /** Stop the thread: the writer has awaited what it requested, or has failed. */
-    public void close()
+    /**
+     * Stop the thread: the writer has awaited what it requested, or has failed.
+     *
+     * @return true if it stopped; false if it is still inside a sync after 10 s (a hung disk): the promise's mapping
+     * must then be left alone.
+     */
+    boolean stop()
     {
         running = false;
         LockSupport.unpark(thread);
@@ -224,5 +258,11 @@ final class LogSync implements AutoCloseable
         {
             Thread.currentThread().interrupt();
         }
+        return !thread.isAlive();
+    }
+
+    public void close()
+    {
+        stop();
     }
 }

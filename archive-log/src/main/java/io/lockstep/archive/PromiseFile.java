@@ -40,7 +40,8 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  *   exactly as the data pages do, so it is trusted if the machine has not restarted since (same boot id); after a
  *   machine restart it may claim data that never reached the disk, and is ignored.</li>
  * </ul>
- * Single writer: the log's writer thread.
+ * One writer at a time: the log's writer thread, or under {@code BATCH} its sync thread, which the writer waits for
+ * before it records a promise itself ({@code ArchiveLog.lowerPromise}).
  */
 final class PromiseFile implements AutoCloseable
 {

@@ -57,6 +57,7 @@ public final class ConsensusAgent implements Agent
     private final MembershipExchange membershipExchange;
     private final PendingAppends pendingAppends;
     private final FollowerAcks acks;
+    private final FrameRepair repair;
     private final NewTermEntry newTermEntry = new NewTermEntry();
 
     private Role role = Role.FOLLOWER;
@@ -68,8 +69,7 @@ public final class ConsensusAgent implements Agent
     private int appVersion;
     private long electionDeadlineNs;
     private long lastHeardFromLeaderNs = Long.MIN_VALUE / 2;
-    private boolean preVotePhase;
-    private long votes;
+    private final VoteTally tally = new VoteTally();
     private boolean started;
 
     /** Set by each message from the leader; cleared when its connection drops (handled once per drop). */
@@ -119,6 +119,8 @@ public final class ConsensusAgent implements Agent
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
             membership);
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);
+        this.repair = new FrameRepair(memberId, log, followerLog, acks, leader, metrics, errors,
+            () -> becomeFollower(term, -1));
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
         this.adapter = new MemberProtocolAdapter(this, transport, new StandbyRelay(this, transport, config.relay()),
@@ -227,6 +229,7 @@ public final class ConsensusAgent implements Agent
         {
             work += log.flush() >= 0 && null == log.writeProblem() ? 1 : 0; // a full disk is no work: idle meanwhile
         }
+        work += repair.onDutyCycle(role, nowNs);
 
         if (Role.LEADER == role)
         {
@@ -401,11 +404,10 @@ public final class ConsensusAgent implements Agent
         metrics.increment(MemberMetrics.ELECTIONS_STARTED);
         role = Role.CANDIDATE;
         leaderId = -1;
-        preVotePhase = true;
-        votes = 1L << memberId;
+        tally.start(memberId, true);
         electionDeadlineNs = nowNs + randomElectionTimeout();
         LOGGER.log(System.Logger.Level.DEBUG, "member {0} pre-vote for term {1}", memberId, term + 1);
-        if (Long.bitCount(votes) >= membership.quorum())
+        if (tally.won(membership.quorum()))
         {
             startElection(false);
             return;
@@ -417,12 +419,11 @@ public final class ConsensusAgent implements Agent
     {
         role = Role.CANDIDATE;
         leaderId = -1;
-        preVotePhase = false;
         setTermAndVote(term + 1, memberId);
-        votes = 1L << memberId;
+        tally.start(memberId, false);
         electionDeadlineNs = nowNs + randomElectionTimeout();
         LOGGER.log(System.Logger.Level.INFO, "member {0} stands for election in term {1}", memberId, term);
-        if (Long.bitCount(votes) >= membership.quorum())
+        if (tally.won(membership.quorum()))
         {
             becomeLeader();
             return;
@@ -484,25 +485,18 @@ public final class ConsensusAgent implements Agent
             becomeFollower(voterTerm, -1);
             return;
         }
-        if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId))
+        if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId) ||
+            !tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
         {
             return;
         }
-        if (preVote && preVotePhase && candidateTerm == term + 1)
+        if (preVote)
         {
-            votes |= 1L << voterId;
-            if (Long.bitCount(votes) >= membership.quorum())
-            {
-                startElection(false);
-            }
+            startElection(false);
         }
-        else if (!preVote && !preVotePhase && candidateTerm == term)
+        else
         {
-            votes |= 1L << voterId;
-            if (Long.bitCount(votes) >= membership.quorum())
-            {
-                becomeLeader();
-            }
+            becomeLeader();
         }
     }
 

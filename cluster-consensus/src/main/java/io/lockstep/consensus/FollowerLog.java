@@ -94,6 +94,10 @@ final class FollowerLog
             final long frameTerm = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
             final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
             final int logBytes = padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
+            if (frameLength < HEADER_LENGTH || (!padding && frameLength > end - o))
+            {
+                return REJECTED; // not a frame: the checks in appendFrames would refuse it, but this loop first
+            }
             if (position < log.pendingPosition())
             {
                 if (termIndex.termStartingAt(position) == frameTerm)
@@ -114,6 +118,13 @@ final class FollowerLog
                 // A full disk: what it holds matches, so it says so rather than refuse, and the leader, its bytes
                 // in flight unacknowledged, stops sending more instead of sending the same again every round trip.
                 return null != log.writeProblem() ? log.pendingPosition() : REJECTED;
+            }
+            if (truncatedAt >= 0)
+            {
+                // A leader of a newer term holds other entries from the cut on, now in this log: what it promised
+                // past the cut was never committed (leader completeness). Only once they are in, so that a block
+                // that turns out not to be frames takes nothing off the promise.
+                log.lowerPromise(truncatedAt, termIndex.termAt(truncatedAt));
             }
             return log.pendingPosition();
         }
@@ -227,6 +238,23 @@ final class FollowerLog
                 position + " < commit " + commitPosition);
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
+        cutAt(position);
+    }
+
+    /**
+     * A reader found the frame at a position damaged: cut the log there, committed entries included, for the leader
+     * to send again ({@link FrameRepair}). The promise is left as it was, so the member owes what it lost.
+     *
+     * @return where the log now ends.
+     */
+    long cutDamaged(final long position)
+    {
+        cutAt(position);
+        return truncatedAt;
+    }
+
+    private void cutAt(final long position)
+    {
         final long cut = Math.min(position, flushOrDropUnwritten());
         if (cut < log.appendedPosition())
         {

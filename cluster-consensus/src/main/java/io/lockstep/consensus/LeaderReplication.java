@@ -44,6 +44,11 @@ final class LeaderReplication
     private PeerState replicationPeer;
     private boolean replicationSent;
 
+    /** Why a leader hands over: see {@link #handOver}. */
+    static final int HANDOVER_CANNOT_WRITE = 0;
+    static final int HANDOVER_SLOW_DISK = 1;
+    static final int HANDOVER_DAMAGED_FRAME = 2;
+
     private int transferTarget = -1;
     private boolean timeoutNowSent;
     private final DiskLag diskLag = new DiskLag();
@@ -144,7 +149,10 @@ final class LeaderReplication
         if (response.success() == BooleanType.TRUE)
         {
             peer.appendedAck = Math.max(peer.appendedAck, response.appendedPosition());
-            peer.matchPosition = Math.max(peer.matchPosition, response.durablePosition());
+            // Never past what this leader holds: a follower cannot hold more of this term's log than was sent, and
+            // a figure above it (a broken or lying member) would make this leader's own disk look slow.
+            peer.matchPosition = Math.max(peer.matchPosition,
+                Math.min(response.durablePosition(), log.appendedPosition()));
             return;
         }
         if (isRelayed(peer))
@@ -501,16 +509,14 @@ final class LeaderReplication
     {
         if (transferTarget < 0)
         {
-            final String problem = log.writeProblem();
             final long lagNs = diskLag.lagNs(log.durablePosition(), bestLivePeer(nowNs), nowNs);
-            if (null != problem)
+            if (null != log.writeProblem())
             {
-                handOver(nowNs, "it cannot write its log (" + problem + ")");
+                handOver(nowNs, HANDOVER_CANNOT_WRITE);
             }
             else if (lagNs > config.electionTimeoutNs())
             {
-                handOver(nowNs, "its disk is slow: its log is durable only up to " + log.durablePosition() +
-                    ", which a follower held durably " + lagNs / 1_000_000 + " ms ago");
+                handOver(nowNs, HANDOVER_SLOW_DISK);
             }
         }
         if (transferTarget < 0)
@@ -534,21 +540,36 @@ final class LeaderReplication
     }
 
     /**
-     * A leader that cannot write its log commits nothing new (its own durable position is stuck), and one whose disk
-     * is slow holds up whatever waits for its own copy, so it hands leadership to the voting follower that holds
-     * the most of its log durably.
+     * A leader that cannot write its log commits nothing new (its own durable position is stuck), one whose disk is
+     * slow holds up whatever waits for its own copy, and one that found a damaged frame cannot send it, so it hands
+     * leadership to the voting follower that holds the most of its log durably.
      *
-     * @param why for the warning (allocated only on this rare path).
+     * @param why one of the {@code HANDOVER_} reasons (a code: the warning's text is made only when it is said).
      */
-    private void handOver(final long nowNs, final String why)
+    void handOver(final long nowNs, final int why)
     {
         final PeerState best = peer(bestLivePeerId(nowNs));
         if (null != best && startTransfer(best.id, nowNs) && nowNs - handOverLoggedNs > config.electionTimeoutNs())
         {
             handOverLoggedNs = nowNs; // said once per election timeout, though it asks again every time it can
             LOGGER.log(System.Logger.Level.WARNING, "member {0} hands leadership to member {1}: {2}", memberId,
-                best.id, why);
+                best.id, switch (why)
+                {
+                    case HANDOVER_CANNOT_WRITE -> "it cannot write its log (" + log.writeProblem() + ")";
+                    case HANDOVER_SLOW_DISK -> "its disk is slow: its log is durable only up to " +
+                        log.durablePosition() + ", behind what a follower holds durably, for over an election timeout";
+                    default -> "a frame of its log is damaged (" + log.damage() + ")";
+                });
         }
+    }
+
+    /**
+     * @return true if a live voting follower holds all this leader has written, so that a transfer to it can finish.
+     */
+    boolean mayHandOver(final long nowNs)
+    {
+        final PeerState best = peer(bestLivePeerId(nowNs));
+        return null != best && best.matchPosition >= log.appendedPosition();
     }
 
     /** @return the highest durable position a live voting follower has acknowledged, or -1 if none is live. */

@@ -79,6 +79,8 @@ public final class MemberMetrics
     public static final int TLS_CERTIFICATE_EXPIRY = 39;
     /** 1 while the member cannot write its log (no space left on its device): it acknowledges nothing new. */
     public static final int LOG_WRITE_BLOCKED = 40;
+    /** Damaged log frames found while running and fetched again from the leader ({@link FrameRepair}). */
+    public static final int LOG_FRAMES_REPAIRED = 41;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -141,6 +143,8 @@ public final class MemberMetrics
         new Definition("log_write_blocked", "1 while the member cannot write its log (no space left on its " +
             "device): it acknowledges nothing new, leads no more, and writes again by itself once there is space",
             false),
+        new Definition("log_frames_repaired_total", "Damaged log frames found while running: the log was cut there " +
+            "and the rest fetched again from the leader", true),
     };
 
     private static final int COUNT = DEFINITIONS.length;
@@ -154,7 +158,7 @@ public final class MemberMetrics
     private final AtomicLongArray flushHistogram = new AtomicLongArray(FLUSH_BUCKETS_NS.length + 3);
 
     /**
-     * One log flush that wrote and synced data (member thread only): a few stores, no allocation.
+     * One log sync's duration, as the member thread sees it finish (member thread only): a few stores, no allocation.
      */
     public void recordFlush(final long durationNs)
     {

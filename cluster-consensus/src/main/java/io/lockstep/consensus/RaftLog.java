@@ -152,6 +152,36 @@ public interface RaftLog extends BlockSource
     }
 
     /**
+     * Bring the promise down to a position the log was cut at for a conflict: a leader of a newer term holds another
+     * entry there, so what was promised past it was never committed. Without it a member that crashed before
+     * holding any entry of the newer term would owe, for good, entries no one can send it.
+     *
+     * @param position where the log was cut.
+     * @param term     term of the entry ending there.
+     */
+    void lowerPromise(long position, long term);
+
+    /**
+     * @return the lowest position at which a reader of this log (on any thread) found a damaged frame while the
+     * member ran, or -1: readers stop before it, and the member fetches it again ({@code FrameRepair}).
+     */
+    default long damagedAt()
+    {
+        return -1;
+    }
+
+    /** @return what was wrong with the frame at {@link #damagedAt()}, or null. */
+    default String damage()
+    {
+        return null;
+    }
+
+    /** The log no longer holds the damaged frame at a position (it was cut there): readers may go on. */
+    default void damageRepaired(final long position)
+    {
+    }
+
+    /**
      * Visit every frame from the start (on startup, to rebuild the term index).
      */
     void scan(FrameVisitor visitor);

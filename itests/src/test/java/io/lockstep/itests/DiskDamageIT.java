@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import static io.lockstep.itests.ClusterProbes.onlySegment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -98,16 +99,6 @@ class DiskDamageIT
         final LogAudit audit = LogAudit.of(logDir, PAYLOAD);
         assertEquals(0, audit.lost(acked), "acknowledged entries missing from " + logDir);
         return audit.frames();
-    }
-
-    private static Path onlySegment(final Path logDir) throws Exception
-    {
-        try (Stream<Path> files = Files.list(logDir))
-        {
-            final List<Path> segments = files.filter(f -> f.getFileName().toString().endsWith(".seg")).toList();
-            assertEquals(1, segments.size(), segments.toString());
-            return segments.get(0);
-        }
     }
 
     private static Map<Integer, AdminClient.Status> awaitConverged(final AdminClient client, final LocalCluster members)

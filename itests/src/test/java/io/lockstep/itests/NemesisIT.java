@@ -6,10 +6,10 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The nemesis command's run, shortened: two minutes of kills, pauses, partitions and full disks at random under the
- * key-value clients (as root, as CI runs; see {@link Nemesis}), and the history must be linearizable with nothing
- * applied twice. {@code -Dlockstep.nemesis.minutes=10} for the full run; {@code bin/lockstep nemesis} prints the same
- * figures.
+ * The nemesis command's run, shortened: two minutes of kills, pauses, partitions, full and slow disks and clock steps
+ * at random under the key-value clients (as root, as CI runs; see {@link Nemesis}), and the history must be
+ * linearizable with nothing applied twice. {@code -Dlockstep.nemesis.minutes=10} for the full run;
+ * {@code bin/lockstep nemesis} prints the same figures.
  */
 class NemesisIT
 {

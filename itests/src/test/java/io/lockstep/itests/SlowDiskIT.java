@@ -14,8 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
+import static io.lockstep.itests.ClusterProbes.gated;
+import static io.lockstep.itests.ClusterProbes.leader;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -95,18 +96,6 @@ class SlowDiskIT
         }
     }
 
-    private static int leader(final AdminClient admin)
-    {
-        for (final AdminClient.Status s : admin.status(300).values())
-        {
-            if (Role.LEADER == s.role())
-            {
-                return s.memberId();
-            }
-        }
-        return -1;
-    }
-
     /** Member 0 holds the leader's commit position again. */
     private static boolean caughtUp(final AdminClient admin)
     {
@@ -120,21 +109,5 @@ class SlowDiskIT
             }
         }
         return false;
-    }
-
-    /** A condition asked at most every 250 ms, so that the load's loop keeps its rate meanwhile. */
-    private static BooleanSupplier gated(final BooleanSupplier condition)
-    {
-        final long[] nextNs = { 0 };
-        return () ->
-        {
-            final long now = System.nanoTime();
-            if (now < nextNs[0])
-            {
-                return false;
-            }
-            nextNs[0] = now + TimeUnit.MILLISECONDS.toNanos(250);
-            return condition.getAsBoolean();
-        };
     }
 }

@@ -325,6 +325,8 @@ public final class LocalCluster implements AutoCloseable
         command.addAll(MemorySettings.jvmOptions(MemorySettings.parse(MEMBER_MEMORY)));
         // As bin/lockstep node, the member's JIT setting included.
         command.addAll(JvmOptions.member());
+        // A local cluster serves tests and the nemesis: its members may read the fault-injection keys.
+        command.add("-D" + NodeConfig.TEST_HOOKS_PROPERTY + "=true");
         // Extra options for member JVMs (profiling, GC settings): -Dlockstep.member.jvmArgs="..." with {id} for the id.
         final String extra = System.getProperty("lockstep.member.jvmArgs", "").trim();
         if (!extra.isEmpty())

@@ -17,6 +17,7 @@ public final class FaultCounts
     long heals;
     long fullDisks;
     long slowDisks;
+    long damagedFrames;
 
     /** @return members stopped as by a power cut (unsynced writes lost, the last one possibly torn). */
     public long crashes()
@@ -72,6 +73,12 @@ public final class FaultCounts
         return slowDisks;
     }
 
+    /** @return durable frames damaged while their member ran (found by a reader, repaired from the others). */
+    public long damagedFrames()
+    {
+        return damagedFrames;
+    }
+
     /** @return times the whole network was healed. */
     public long heals()
     {
@@ -95,6 +102,7 @@ public final class FaultCounts
         heals += other.heals;
         fullDisks += other.fullDisks;
         slowDisks += other.slowDisks;
+        damagedFrames += other.damagedFrames;
     }
 
     public String toString()
@@ -102,6 +110,6 @@ public final class FaultCounts
         return crashes + " crashes (" + diskDamage + " with disk damage, " + rottenSnapshots + " rotten snapshots), " +
             restarts + " restarts, " + partitions + " partitions, " + brokenLinks + " one-way, cut or flapping " +
             "links, " + clockSteps + " clock steps, " + fullDisks + " full disks, " + slowDisks + " slow disks, " +
-            heals + " heals";
+            damagedFrames + " frames damaged while running, " + heals + " heals";
     }
 }

@@ -50,6 +50,9 @@ public final class SimLog implements RaftLog
      * began. 0: a flush is durable at once.
      */
     private long syncDelayNs;
+    /** A frame damaged while running (-1: none), and where a reader found it (-1: not yet, or repaired). */
+    private long damagedFrame = -1;
+    private long damagedAt = -1;
     private LongSupplier clock;
     private long syncingPosition = -1;
     private long syncingTerm;
@@ -101,6 +104,11 @@ public final class SimLog implements RaftLog
             final long from = random.nextBoolean() ? Math.max(start, durable - 4096) : start;
             end = frameBoundaryAtOrBelow(start, from + (long)(random.nextDouble() * (durable - from)));
         }
+        if (damagedFrame >= 0 && damagedFrame < end)
+        {
+            end = damagedFrame; // recovery at the next open cuts at a damaged frame not yet repaired
+        }
+        end = Math.max(end, start);
         final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
         copy.putBytes(0, data, 0, (int)end);
         final SimLog recovered = new SimLog(maxBatchLength, copy, end);
@@ -148,7 +156,10 @@ public final class SimLog implements RaftLog
      */
     boolean owesPromisedFrames()
     {
-        return promisedTerm > pendingLastTerm || (promisedTerm == pendingLastTerm && promisedPosition > pending);
+        // A damaged frame not yet cut is one it will owe, and so are frames fetched again but not yet durable (a
+        // slow disk): a crash now would lose them. Either way one impaired member of the fault budget.
+        return holdsDamage() || promisedPosition > durablePosition() || promisedTerm > pendingLastTerm ||
+            (promisedTerm == pendingLastTerm && promisedPosition > pending);
     }
 
     public long promisedPosition()
@@ -182,7 +193,9 @@ public final class SimLog implements RaftLog
     public long purge(final long position, final LongUnaryOperator termAt)
     {
         long target = position - position % PURGE_UNIT;
-        target = Math.min(target, appended);
+        // Not past what is durable: archive-log forces a segment before the next holds data, so a log never starts
+        // beyond what a crash keeps.
+        target = Math.min(target, durablePosition());
         if (target <= start)
         {
             return start;
@@ -195,6 +208,11 @@ public final class SimLog implements RaftLog
         }
         startTerm = termAt.applyAsLong(p);
         start = p;
+        if (damagedFrame >= 0 && damagedFrame < p)
+        {
+            damagedFrame = -1; // purged with the log below a snapshot: nothing left to repair
+            damagedAt = -1;
+        }
         // What is purged is gone: poison it so a read below the start shows up as garbage in the checks.
         data.setMemory(0, (int)p, (byte)0x5A);
         return start;
@@ -215,6 +233,8 @@ public final class SimLog implements RaftLog
         pending = position;
         appended = position;
         durable = position;
+        damagedFrame = -1;
+        damagedAt = -1;
     }
 
     public long pendingPosition()
@@ -403,9 +423,18 @@ public final class SimLog implements RaftLog
         {
             throw new IllegalArgumentException("truncate " + position + " beyond " + appended);
         }
+        if (frameBoundaryAtOrBelow(start, position) != position)
+        {
+            throw new IllegalArgumentException("truncate " + position + ": no frame starts there"); // as archive-log
+        }
         pending = position;
         appended = position;
         durable = Math.min(durable, position);
+        if (damagedFrame >= position)
+        {
+            damagedFrame = -1; // the damaged bytes are gone with the cut
+        }
+        damageRepaired(position);
         pendingLastTerm = termOfFrameEndingAt(position);
     }
 
@@ -415,7 +444,13 @@ public final class SimLog implements RaftLog
         {
             throw new ArchiveException(ArchiveException.Reason.PURGED, null, position, "log starts at " + start);
         }
-        final long bound = Math.min(limitPosition, appended);
+        long bound = Math.min(limitPosition, appended);
+        if (damagedFrame >= position && damagedFrame < bound)
+        {
+            // A reader stops before a damaged frame and says where (archive-log's LogReader.stopAtDamage).
+            bound = damagedFrame;
+            damagedAt = damagedAt < 0 ? damagedFrame : Math.min(damagedAt, damagedFrame);
+        }
         long end = position;
         while (end < bound)
         {
@@ -432,6 +467,62 @@ public final class SimLog implements RaftLog
         }
         handler.onBlock(data, (int)position, (int)(end - position), position, end);
         return (int)(end - position);
+    }
+
+    /**
+     * Damage a durable frame at random while the member runs (a bit flipped on disk, a lost write), found at once by
+     * a reader: {@link #damagedAt()} says where, and reads stop before it until the log is cut there.
+     *
+     * @return where, or -1 if the log holds no durable frame.
+     */
+    public long damageFrame(final Random random)
+    {
+        if (durable <= start)
+        {
+            return -1;
+        }
+        damagedFrame = frameBoundaryAtOrBelow(start, start + (long)(random.nextDouble() * (durable - start)));
+        if (damagedFrame >= durable)
+        {
+            damagedFrame = -1;
+            return -1;
+        }
+        damagedAt = damagedFrame;
+        return damagedFrame;
+    }
+
+    /** @return true while a damaged frame is held (not yet cut). */
+    public boolean holdsDamage()
+    {
+        return damagedFrame >= 0;
+    }
+
+    public void lowerPromise(final long position, final long term)
+    {
+        advanceSync(true);
+        if (promisedTerm > term || (promisedTerm == term && promisedPosition > position))
+        {
+            promisedPosition = position;
+            promisedTerm = term;
+        }
+    }
+
+    public long damagedAt()
+    {
+        return damagedAt;
+    }
+
+    public String damage()
+    {
+        return damagedAt < 0 ? null : "simulated damaged frame at " + damagedAt;
+    }
+
+    public void damageRepaired(final long position)
+    {
+        if (damagedAt >= position)
+        {
+            damagedAt = -1;
+        }
     }
 
     public void scan(final FrameVisitor visitor)

@@ -584,6 +584,29 @@ public final class SimServiceCluster
             logs[i].slowDisk((1 + random.nextInt(8)) * ELECTION_TIMEOUT_NS / 2, this::nowNs);
             faults.slowDisks++;
         }
+        else if (roll < 35 && null != running[i] && Role.LEADER != running[i].consensus().role() && !zoneLossPlanned &&
+            !noDiskDamage && nothingImpaired() && logs[i].damageFrame(random) >= 0)
+        {
+            // A durable frame damaged while a follower runs, found by a reader (its service): repaired from the
+            // leader without stopping. One impaired member at a time, as for damage. Not on a leader here: one that
+            // crashes while handing over with the damage still held, beside another member that crashed owing the
+            // uncommitted entries it had cut for a conflict, leaves two members owing frames, which only
+            // protocol-aware recovery could tell were never committed (the cluster simulation covers leaders).
+            faults.damagedFrames++;
+        }
+    }
+
+    private boolean nothingImpaired()
+    {
+        for (int j = 0; j < logs.length; j++)
+        {
+            if (logs[j].owesPromisedFrames() || logs[j].diskFull() || (null != states[j] &&
+                !states[j].identity().mayElect()))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean noDiskFull()

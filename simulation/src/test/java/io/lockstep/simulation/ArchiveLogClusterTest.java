@@ -43,6 +43,7 @@ class ArchiveLogClusterTest
     private final List<Member> members = List.of(
         new Member(0, "sim", 0, true), new Member(1, "sim", 0, true), new Member(2, "sim", 0, true));
     private final ConsensusAgent[] agents = new ConsensusAgent[3];
+    private final ArchiveRaftLog[] logs = new ArchiveRaftLog[3];
     private SimNetwork network;
     private SimDriver driver;
     private long nowNs = TimeUnit.SECONDS.toNanos(1);
@@ -100,8 +101,8 @@ class ArchiveLogClusterTest
             .timeouts(SimCluster.ELECTION_TIMEOUT_NS, SimCluster.HEARTBEAT_NS).maxBlockBytes(MAX_BATCH - 1024)
             .maxInFlightBytes(64 * 1024).maxPendingClientAppends(1024);
         network.setUp(i, true);
-        agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i),
-            new ArchiveRaftLog(log),
+        logs[i] = new ArchiveRaftLog(log);
+        agents[i] = new ConsensusAgent(config, () -> nowNs, () -> nowNs, network.transportFor(i), logs[i],
             new FileElectionState(memberDir), new Random(random.nextLong()));
     }
 
@@ -119,6 +120,7 @@ class ArchiveLogClusterTest
 
     private void step(final boolean send)
     {
+        awaitSyncs();
         nowNs += random.nextInt(500) * 1_000L;
         network.now(nowNs);
         for (final ConsensusAgent agent : agents)
@@ -129,6 +131,24 @@ class ArchiveLogClusterTest
             }
         }
         driver.doWork(nowNs, send);
+    }
+
+    /**
+     * The logs sync on threads of their own, in real time, while simulated time runs far faster: before time moves
+     * on, wait (in real time, bounded) for what was written to be durable, so that a disk is not slow to the
+     * simulation only because the simulation is fast.
+     */
+    private void awaitSyncs()
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (int i = 0; i < 3; i++)
+        {
+            while (null != agents[i] && logs[i].durablePosition() < logs[i].appendedPosition() &&
+                System.nanoTime() < deadline)
+            {
+                Thread.onSpinWait();
+            }
+        }
     }
 
     private void runUntil(final BooleanSupplier condition, final String what)

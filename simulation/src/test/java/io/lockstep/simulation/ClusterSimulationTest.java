@@ -20,7 +20,7 @@ class ClusterSimulationTest
     @BeforeAll
     static void quietLogs()
     {
-        Logger.getLogger("io.lockstep").setLevel(Level.OFF);
+        Logger.getLogger("io.lockstep").setLevel(Level.parse(System.getProperty("lockstep.sim.log", "OFF")));
     }
 
     @Test
@@ -38,6 +38,7 @@ class ClusterSimulationTest
         long clockSteps = 0;
         long fullDisks = 0;
         long slowDisks = 0;
+        long damagedFrames = 0;
         long elections = 0;
         long acked = 0;
         for (long seed = first; seed < first + seeds; seed++)
@@ -63,15 +64,17 @@ class ClusterSimulationTest
             clockSteps += simulation.clockSteps;
             fullDisks += simulation.fullDisks;
             slowDisks += simulation.slowDisks;
+            damagedFrames += simulation.damagedFrames;
             elections += simulation.elections();
             acked += simulation.acked();
             progress.seedDone(seed);
         }
         final double seconds = progress.seconds();
         System.out.printf("simulation: %d seeds from %d, %d steps, %d crashes, %d partitions, %d one-way, cut or " +
-            "flapping links, %d clock steps, %d full disks, %d slow disks, %d leaders elected, %d acknowledged " +
-            "appends, %.1f s, %.0f seeds/s%n", seeds, first, totalSteps, crashes, partitions, asymmetric, clockSteps,
-            fullDisks, slowDisks, elections, acked, seconds, seeds / seconds);
+            "flapping links, %d clock steps, %d full disks, %d slow disks, %d frames damaged while running, " +
+            "%d leaders elected, %d acknowledged appends, %.1f s, %.0f seeds/s%n", seeds, first, totalSteps, crashes,
+            partitions, asymmetric, clockSteps, fullDisks, slowDisks, damagedFrames, elections, acked, seconds,
+            seeds / seconds);
         // A run whose faults stopped firing would pass without testing anything: each class it claims must occur. A
         // replay of one seed, or a handful, need not meet every class.
         if (seeds < ENOUGH_SEEDS_FOR_EVERY_FAULT)
@@ -84,6 +87,7 @@ class ClusterSimulationTest
         assertTrue(clockSteps > 0, "no clock step in " + seeds + " seeds");
         assertTrue(fullDisks > 0, "no full disk in " + seeds + " seeds");
         assertTrue(slowDisks > 0, "no slow disk in " + seeds + " seeds");
+        assertTrue(damagedFrames > 0, "no frame damaged while running in " + seeds + " seeds");
         assertTrue(elections > seeds, "about one election per seed at least: " + elections + " in " + seeds);
     }
 }

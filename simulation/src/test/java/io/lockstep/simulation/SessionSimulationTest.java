@@ -364,6 +364,7 @@ class SessionSimulationTest
         assertTrue(faults.clockSteps() > 0, "clock steps: " + faults);
         assertTrue(faults.fullDisks() > 0, "full disks: " + faults);
         assertTrue(faults.slowDisks() > 0, "slow disks: " + faults);
+        assertTrue(faults.damagedFrames() > 0, "frames damaged while running: " + faults);
         if (snapshots)
         {
             assertTrue(faults.rottenSnapshots() > 0 && SNAPSHOT_STATS[2] > 0, "rotten snapshots: " + faults);

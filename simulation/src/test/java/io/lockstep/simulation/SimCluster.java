@@ -180,6 +180,12 @@ final class SimCluster
         }
     }
 
+    /** @return true if a frame may be damaged now: no member impaired (the fault budget, as for damage at a crash). */
+    boolean mayDamageAFrame()
+    {
+        return noLogOwesFrames() && everyMemberMayElect() && noDiskFull();
+    }
+
     /** @return true if no member's disk is full. */
     boolean noDiskFull()
     {
@@ -365,9 +371,12 @@ final class SimCluster
                 throw violation("member " + i + " commit went back from " + lastCommit[i] + " to " + commit);
             }
             lastCommit[i] = commit;
-            if (commit > logs[i].appendedPosition())
+            // A member that cut its log at a damaged frame keeps its commit position (a fact it learned) and owes
+            // the frames it lost up to its promise: its commit never passes what it holds or owes.
+            if (commit > Math.max(logs[i].appendedPosition(), logs[i].promisedPosition()))
             {
-                throw violation("member " + i + " commit " + commit + " beyond its log " + logs[i].appendedPosition());
+                throw violation("member " + i + " commit " + commit + " beyond its log " + logs[i].appendedPosition() +
+                    " and its promise " + logs[i].promisedPosition());
             }
             checkCommittedPrefix(i, commit);
         }

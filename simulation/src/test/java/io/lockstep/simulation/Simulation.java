@@ -17,6 +17,7 @@ final class Simulation
     int asymmetricFaults;
     int fullDisks;
     int slowDisks;
+    int damagedFrames;
 
     Simulation(final long seed, final int memberCount)
     {
@@ -158,6 +159,13 @@ final class Simulation
             cluster.log(i).slowDisk((1 + cluster.random.nextInt(8)) * SimCluster.ELECTION_TIMEOUT_NS / 2,
                 cluster::nowNs);
             slowDisks++;
+        }
+        else if (roll < 49 && cluster.isUp(i) && cluster.mayDamageAFrame() &&
+            cluster.log(i).damageFrame(cluster.random) >= 0)
+        {
+            // A durable frame damaged while the member runs, found by a reader: it must repair it from the others
+            // without stopping (a leader hands over first).
+            damagedFrames++;
         }
     }
 

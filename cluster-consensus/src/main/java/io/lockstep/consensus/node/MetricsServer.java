@@ -135,7 +135,7 @@ final class MetricsServer implements AutoCloseable
                 .append(name).append("{member=\"").append(memberId).append("\"} ").append(metrics.get(i)).append('\n');
         }
         final String flush = "lockstep_log_flush_seconds";
-        out.append("# HELP ").append(flush).append(" Log flushes that wrote and synced data (durability batch)\n")
+        out.append("# HELP ").append(flush).append(" Log syncs (durability batch), as the member saw them end\n")
             .append("# TYPE ").append(flush).append(" histogram\n");
         long cumulative = 0;
         for (int b = 0; b <= MemberMetrics.flushBucketCount(); b++)

@@ -297,13 +297,25 @@ public record NodeConfig(
             p.getProperty(LISTEN_ADDRESS, "").trim().isEmpty() ? null : p.getProperty(LISTEN_ADDRESS).trim(),
             standbySync(source, p, members), standbyRelay(source, p, members),
             IdleSettings.parse(source, p), threading(source, p, serviceGiven || !service.isEmpty()), purgeDelayMs,
-            optionalPath(p, TEST_SLOW_SYNC_FILE), optionalPath(p, TEST_CLOCK_OFFSET_FILE));
+            testPath(source, p, TEST_SLOW_SYNC_FILE), testPath(source, p, TEST_CLOCK_OFFSET_FILE));
     }
 
-    private static Path optionalPath(final Properties p, final String key)
+    /** The JVM property that lets a member read the {@code lockstep.test.} keys: fault injection, for tests only. */
+    public static final String TEST_HOOKS_PROPERTY = "lockstep.test.hooks";
+
+    private static Path testPath(final String source, final Properties p, final String key) throws ConfigException
     {
         final String value = p.getProperty(key, "").trim();
-        return value.isEmpty() ? null : Path.of(value);
+        if (value.isEmpty())
+        {
+            return null;
+        }
+        if (!Boolean.getBoolean(TEST_HOOKS_PROPERTY))
+        {
+            throw new ConfigException(source + ": " + key + " injects faults, for tests only; a member reads it only " +
+                "when its JVM runs with -D" + TEST_HOOKS_PROPERTY + "=true. Remove it from the configuration");
+        }
+        return Path.of(value);
     }
 
     private static ThreadingSettings threading(final String source, final Properties p, final boolean service)

@@ -4,6 +4,7 @@ import org.agrona.concurrent.EpochNanoClock;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
@@ -25,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 final class SampledWallClock implements EpochNanoClock
 {
     static final long RESAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The largest step a test may inject: a day either way. */
+    private static final long MAX_TEST_OFFSET_MS = TimeUnit.DAYS.toMillis(1);
 
     private final Path offsetFile;
     private long sampledEpochNs;
@@ -51,13 +54,19 @@ final class SampledWallClock implements EpochNanoClock
 
     private long testOffsetMs()
     {
-        if (null == offsetFile || !Files.exists(offsetFile))
+        // A regular file of a few bytes only: a pipe or a device planted there must not hang the member's thread.
+        if (null == offsetFile || !Files.isRegularFile(offsetFile, LinkOption.NOFOLLOW_LINKS))
         {
             return 0;
         }
         try
         {
-            return Long.parseLong(Files.readString(offsetFile).trim());
+            if (Files.size(offsetFile) > 32)
+            {
+                return 0;
+            }
+            final long offsetMs = Long.parseLong(Files.readString(offsetFile).trim());
+            return Math.min(Math.max(offsetMs, -MAX_TEST_OFFSET_MS), MAX_TEST_OFFSET_MS);
         }
         catch (final IOException | NumberFormatException ex)
         {

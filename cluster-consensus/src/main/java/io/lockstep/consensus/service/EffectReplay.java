@@ -33,6 +33,7 @@ final class EffectReplay implements ControlledMessageHandler
 
     private ServiceContainer copy;
     private boolean discarding;
+    private boolean waitingForLog;
     private int budget;
 
     EffectReplay(final ServiceHandoff handoff, final Listener listener)
@@ -56,7 +57,12 @@ final class EffectReplay implements ControlledMessageHandler
         final long published = handoff.published();
         final long position = handoff.servicePosition();
         budget = handoff.replayBudgetBytes();
+        waitingForLog = false;
         int work = handoff.effects.controlledRead(this, Integer.MAX_VALUE);
+        if (waitingForLog)
+        {
+            return work; // see onMessage: nothing more until the log holds it again
+        }
         if (budget <= 0)
         {
             // Cut short: records before the published position may still be waiting, so the copy stays where the
@@ -64,9 +70,8 @@ final class EffectReplay implements ControlledMessageHandler
             return work + 1;
         }
         handoff.consumed(published);
-        if (copy.appliedPosition() < position)
+        if (copy.appliedPosition() < position && reached(position))
         {
-            applyTo(position);
             work++;
         }
         return work;
@@ -100,6 +105,13 @@ final class EffectReplay implements ControlledMessageHandler
             }
             return Action.CONTINUE;
         }
+        if (!reached(buffer.getLong(index + EffectRecorder.TAG_OFFSET)))
+        {
+            // The log no longer holds what the service thread applied: it was cut at a damaged frame and is being
+            // fetched again (FrameRepair). The record waits, unconsumed, until the copy can reach it.
+            waitingForLog = true;
+            return Action.ABORT;
+        }
         replay(type, buffer, index, length);
         budget -= RECORD_COST + (EffectRecorder.EGRESS == type ? length : 0);
         return budget > 0 ? Action.CONTINUE : Action.BREAK;
@@ -107,7 +119,6 @@ final class EffectReplay implements ControlledMessageHandler
 
     private void replay(final int type, final MutableDirectBuffer buffer, final int index, final int length)
     {
-        applyTo(buffer.getLong(index + EffectRecorder.TAG_OFFSET));
         final long first = buffer.getLong(index + EffectRecorder.FIRST_OFFSET);
         switch (type)
         {
@@ -146,16 +157,16 @@ final class EffectReplay implements ControlledMessageHandler
         }
     }
 
-    private void applyTo(final long position)
+    /** @return true once the copy has applied the log up to a position the service thread applied to. */
+    private boolean reached(final long position)
     {
         while (copy.appliedPosition() < position)
         {
             if (copy.apply(position, 1 << 20) <= 0)
             {
-                throw new IllegalStateException("member " + copy.memberId() + ": the consensus thread's copy of " +
-                    "the container cannot reach log position " + position + " (applied " + copy.appliedPosition() +
-                    ") where the service thread applied to");
+                return false;
             }
         }
+        return true;
     }
 }

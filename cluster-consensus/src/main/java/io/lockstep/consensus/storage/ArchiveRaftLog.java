@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
@@ -54,7 +55,11 @@ public final class ArchiveRaftLog implements RaftLog
     private final ArchiveLogConfig config;
     private final LogBaseFile base;
     private LongConsumer flushTimes;
+    /** The lowest position a reader found a damaged frame at, until repaired; -1 for none. */
+    private final AtomicLong damagedAt = new AtomicLong(-1);
+    private volatile String damage;
     private long reportedSyncPosition = -1;
+    private Runnable onDurable;
     private Consumer<String> writeProblems;
     private boolean problemReported;
     private final ExecutorService purger;
@@ -125,7 +130,7 @@ public final class ArchiveRaftLog implements RaftLog
             throw new IllegalStateException(directory + " starts at " + log.startPosition() + " but " +
                 directory.getFileName() + ".base names " + base.position() + ": the term there is unknown");
         }
-        this.reader = log.newReader(log.startPosition());
+        this.reader = log.newReader(log.startPosition()).stopAtDamage();
         this.basePosition = base.position();
         this.baseTerm = base.term();
         // Last: a log that failed to open leaves no idle thread behind.
@@ -186,7 +191,7 @@ public final class ArchiveRaftLog implements RaftLog
         if (reader.position() < start)
         {
             reader.close();
-            reader = log.newReader(start);
+            reader = log.newReader(start).stopAtDamage();
         }
         purger.execute(new PurgeTask(log, target, term));
         return start;
@@ -227,6 +232,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     public void reset(final long position, final long term)
     {
+        damageRepaired(0); // the whole log goes, and any damaged frame in it
         awaitPurges();
         log.flush();
         // Frames the old log may have acknowledged stay owed in the new one, until the cluster sends them again.
@@ -247,7 +253,11 @@ public final class ArchiveRaftLog implements RaftLog
         baseTerm = term;
         config.initialPosition(position);
         log = ArchiveLog.open(config);
-        reader = log.newReader(position);
+        if (null != onDurable)
+        {
+            log.onDurable(onDurable); // the new log's sync thread wakes the member's thread as the old one did
+        }
+        reader = log.newReader(position).stopAtDamage();
         deleteTree(discardedDirectory());
         LOGGER.log(System.Logger.Level.INFO, "log {0} reset to start at {1} (term {2})", directory, position, term);
     }
@@ -401,6 +411,7 @@ public final class ArchiveRaftLog implements RaftLog
      */
     public void onDurable(final Runnable listener)
     {
+        this.onDurable = listener;
         log.onDurable(listener);
     }
 
@@ -454,21 +465,66 @@ public final class ArchiveRaftLog implements RaftLog
     public void truncate(final long position)
     {
         log.truncate(position);
+        damageRepaired(position); // a damaged frame found at or past the cut is gone with it
     }
 
     public int readBlock(final long position, final long limitPosition, final int maxBytes, final BlockHandler handler)
     {
         reader.seek(position);
-        return reader.readBlock(handler, limitPosition, maxBytes);
+        final int bytes = reader.readBlock(handler, limitPosition, maxBytes);
+        noticeDamage(reader);
+        return bytes;
     }
 
     public BlockSource newBlockSource()
     {
-        return new CommittedReader(log.newReader(log.startPosition()));
+        return new CommittedReader(log.newReader(log.startPosition()).stopAtDamage());
+    }
+
+    /**
+     * A reader that met a damaged frame stops before it (it reads nothing more until the frame is fetched again) and
+     * says where here, for the member's thread to repair ({@link #damagedAt()}): any reader, on any thread.
+     */
+    private void noticeDamage(final LogReader from)
+    {
+        final long at = from.damagedAt();
+        if (at >= 0 && at < log.publishedPosition())
+        {
+            long seen = damagedAt.get();
+            while ((seen < 0 || at < seen) && !damagedAt.compareAndSet(seen, at))
+            {
+                seen = damagedAt.get();
+            }
+            damage = from.damage();
+        }
+    }
+
+    public void lowerPromise(final long position, final long term)
+    {
+        log.lowerPromise(position, term);
+    }
+
+    public long damagedAt()
+    {
+        return damagedAt.get();
+    }
+
+    public String damage()
+    {
+        return damage;
+    }
+
+    public void damageRepaired(final long position)
+    {
+        long seen = damagedAt.get();
+        while (seen >= position && !damagedAt.compareAndSet(seen, -1))
+        {
+            seen = damagedAt.get();
+        }
     }
 
     /** A reader of its own, for the service thread: {@link LogReader}s run beside the writer on any thread. */
-    private static final class CommittedReader implements BlockSource
+    private final class CommittedReader implements BlockSource
     {
         private final LogReader reader;
 
@@ -481,7 +537,9 @@ public final class ArchiveRaftLog implements RaftLog
             final BlockHandler handler)
         {
             reader.seek(position);
-            return reader.readBlock(handler, limitPosition, maxBytes);
+            final int bytes = reader.readBlock(handler, limitPosition, maxBytes);
+            noticeDamage(reader);
+            return bytes;
         }
 
         public void close()
