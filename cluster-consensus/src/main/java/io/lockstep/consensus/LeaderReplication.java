@@ -509,7 +509,8 @@ final class LeaderReplication
     {
         if (transferTarget < 0)
         {
-            final long lagNs = diskLag.lagNs(log.durablePosition(), bestLivePeer(nowNs), nowNs);
+            final PeerState best = bestLivePeer(nowNs);
+            final long lagNs = diskLag.lagNs(log.durablePosition(), null == best ? -1 : best.matchPosition, nowNs);
             if (null != log.writeProblem())
             {
                 handOver(nowNs, HANDOVER_CANNOT_WRITE);
@@ -548,7 +549,7 @@ final class LeaderReplication
      */
     void handOver(final long nowNs, final int why)
     {
-        final PeerState best = peer(bestLivePeerId(nowNs));
+        final PeerState best = bestLivePeer(nowNs);
         if (null != best && startTransfer(best.id, nowNs) && nowNs - handOverLoggedNs > config.electionTimeoutNs())
         {
             handOverLoggedNs = nowNs; // said once per election timeout, though it asks again every time it can
@@ -568,18 +569,12 @@ final class LeaderReplication
      */
     boolean mayHandOver(final long nowNs)
     {
-        final PeerState best = peer(bestLivePeerId(nowNs));
+        final PeerState best = bestLivePeer(nowNs);
         return null != best && best.matchPosition >= log.appendedPosition();
     }
 
-    /** @return the highest durable position a live voting follower has acknowledged, or -1 if none is live. */
-    private long bestLivePeer(final long nowNs)
-    {
-        final PeerState best = peer(bestLivePeerId(nowNs));
-        return null == best ? -1 : best.matchPosition;
-    }
-
-    private int bestLivePeerId(final long nowNs)
+    /** @return the live voting follower that holds the most of this leader's log durably, or null if none is live. */
+    private PeerState bestLivePeer(final long nowNs)
     {
         PeerState best = null;
         for (final PeerState peer : peers)
@@ -591,7 +586,7 @@ final class LeaderReplication
                 best = peer;
             }
         }
-        return null == best ? -1 : best.id;
+        return best;
     }
 
     /**

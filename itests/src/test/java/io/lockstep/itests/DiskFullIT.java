@@ -2,7 +2,6 @@ package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
 import io.lockstep.consensus.MemberErrors;
-import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.localcluster.LocalCluster;
 import org.junit.jupiter.api.Test;
@@ -18,11 +17,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.lockstep.itests.ClusterProbes.caughtUp;
 import static io.lockstep.itests.ClusterProbes.gated;
 import static io.lockstep.itests.ClusterProbes.leader;
+import static io.lockstep.itests.ClusterProbes.makeLeader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,14 +80,7 @@ class DiskFullIT
         try (AdminClient admin = cluster.adminClient();
             ClusterClient client = ClusterClient.connect(cluster.members(), load))
         {
-            load.client(client);
-            assertTrue(client.awaitConnected(20_000), "client connected");
-            final int first = admin.awaitLeader(20_000);
-            if (0 != first)
-            {
-                assertTrue(admin.transferLeadership(first, 0, 10_000), "leadership handed to member 0");
-            }
-            assertTrue(load.runUntil(gated(() -> 0 == leader(admin)), 20_000), "member 0 leads");
+            makeLeader(admin, client, load, 0);
             load.runFor(1000);
 
             final Path filler = data.resolve("filler");
@@ -108,7 +101,8 @@ class DiskFullIT
                 .anyMatch("disk"::equals), "tool errors names the disk: " + errors);
 
             Files.delete(filler);
-            assertTrue(load.runUntil(gated(() -> caughtUp(admin)), 30_000), "member 0 writes again and catches up");
+            assertTrue(load.runUntil(gated(() -> caughtUp(admin, 0, true)), 30_000),
+                "member 0 writes again and catches up");
             assertTrue(get(metricsPort, "/metrics").body().contains("lockstep_log_write_blocked{member=\"0\"} 0"));
             load.runFor(1000);
             load.finishAndCheck(20_000, "after space returned");
@@ -134,22 +128,6 @@ class DiskFullIT
             assertTrue(ex.getMessage().contains("No space left on device"), ex.toString());
         }
         return written;
-    }
-
-    /** Member 0 holds the leader's commit position again. */
-    private static boolean caughtUp(final AdminClient admin)
-    {
-        final Map<Integer, AdminClient.Status> statuses = admin.status(300);
-        final AdminClient.Status zero = statuses.get(0);
-        for (final AdminClient.Status s : statuses.values())
-        {
-            if (Role.LEADER == s.role() && null != zero && zero.commitPosition() >= s.commitPosition() - 4096 &&
-                zero.logPosition() >= zero.commitPosition())
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     private HttpResponse<String> get(final int port, final String path) throws Exception

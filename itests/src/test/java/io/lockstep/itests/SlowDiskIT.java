@@ -1,7 +1,6 @@
 package io.lockstep.itests;
 
 import io.lockstep.cluster.client.ClusterClient;
-import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.node.NodeConfig;
 import io.lockstep.consensus.tool.AdminClient;
 import io.lockstep.localcluster.LocalCluster;
@@ -12,11 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.lockstep.itests.ClusterProbes.caughtUp;
 import static io.lockstep.itests.ClusterProbes.gated;
 import static io.lockstep.itests.ClusterProbes.leader;
+import static io.lockstep.itests.ClusterProbes.makeLeader;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -62,14 +62,7 @@ class SlowDiskIT
         try (AdminClient admin = cluster.adminClient();
             ClusterClient client = ClusterClient.connect(cluster.members(), load))
         {
-            load.client(client);
-            assertTrue(client.awaitConnected(20_000), "client connected");
-            final int first = admin.awaitLeader(20_000);
-            if (0 != first)
-            {
-                assertTrue(admin.transferLeadership(first, 0, 10_000), "leadership handed to member 0");
-            }
-            assertTrue(load.runUntil(gated(() -> 0 == leader(admin)), 20_000), "member 0 leads");
+            makeLeader(admin, client, load, 0);
             load.runFor(1000);
             load.finishAndCheck(20_000, "before the slow disk");
             final long silenceBefore = load.longestSilenceMs();
@@ -89,25 +82,11 @@ class SlowDiskIT
             assertTrue(silence < SLOW_SYNC_MS / 2, "the client waited " + silence + " ms at most, not a slow sync");
 
             Files.delete(slowFile);
-            assertTrue(load.runUntil(gated(() -> caughtUp(admin)), 30_000), "member 0 catches up on a healthy disk");
+            assertTrue(load.runUntil(gated(() -> caughtUp(admin, 0, false)), 30_000),
+                "member 0 catches up on a healthy disk");
             load.runFor(1000);
             load.finishAndCheck(20_000, "after the disk recovered");
             assertTrue(cluster.awaitExit(0, 1) < 0, "member 0 stayed up throughout");
         }
-    }
-
-    /** Member 0 holds the leader's commit position again. */
-    private static boolean caughtUp(final AdminClient admin)
-    {
-        final Map<Integer, AdminClient.Status> statuses = admin.status(300);
-        final AdminClient.Status zero = statuses.get(0);
-        for (final AdminClient.Status s : statuses.values())
-        {
-            if (Role.LEADER == s.role() && null != zero && zero.commitPosition() >= s.commitPosition() - 4096)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 }
