@@ -416,8 +416,9 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Remove every frame at or after a position (Raft: a follower's conflicting suffix). The caller must never
-     * truncate below a position any reader may still be reading (in the cluster: the commit position).
+     * Remove every frame at or after a position (Raft: a follower's conflicting suffix, or a damaged frame). Readers
+     * past it read nothing more until the log grows back (they are bounded by the published position), but one in
+     * the middle of a block there may see it zeroed: cut below where readers are only for frames that come back.
      *
      * @param position start of a frame, between {@link #startPosition()} and {@link #appendedPosition()}.
      * @throws IllegalStateException if frames are pending: flush first.

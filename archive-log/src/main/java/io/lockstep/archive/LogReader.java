@@ -122,6 +122,7 @@ public final class LogReader implements AutoCloseable
     public int readBlock(final BlockHandler handler, final long limitPosition, final int maxBytes)
     {
         damagedAt = -1; // what this call finds, if anything: an earlier finding is not reported again
+        damage = null;
         final long bound = Math.min(limitPosition, log.publishedPosition());
         if (position >= bound)
         {

@@ -26,7 +26,7 @@ import java.util.concurrent.locks.LockSupport;
  * A failed sync is fatal, as it always was: the data it covered may be lost from the page cache, so the log refuses
  * further use and the member stops.
  */
-final class LogSync implements AutoCloseable
+final class LogSync
 {
     /** The longest sync a test may inject. */
     private static final long MAX_INJECTED_DELAY_MS = 60_000;
@@ -135,9 +135,11 @@ final class LogSync implements AutoCloseable
      */
     void restartAt(final long position)
     {
-        generation.incrementAndGet();
         final long sequence = requestSequence.get();
         requestSequence.set(sequence + 1);
+        // Inside the window: a request read with a stable sequence after this saw the new generation, and one read
+        // before it fails the generation check that comes after its comparison with the durable position.
+        generation.incrementAndGet();
         requestedPosition = position;
         requestSequence.set(sequence + 2);
         durablePosition.set(position);
@@ -172,8 +174,8 @@ final class LogSync implements AutoCloseable
             }
             try
             {
+                final long startNs = System.nanoTime(); // an injected slow disk shows in the sync times too
                 waitIfSlowDiskInjected();
-                final long startNs = System.nanoTime();
                 if (!running)
                 {
                     break; // closing: the writer has stopped waiting, and the promise may be unmapped next
@@ -225,7 +227,8 @@ final class LogSync implements AutoCloseable
                 MAX_INJECTED_DELAY_MS);
             // Not parkNanos: each request unparks this thread, and the delay must hold whatever the writer does.
             final long untilNs = System.nanoTime() + delayMs * 1_000_000L;
-            for (long left = untilNs - System.nanoTime(); left > 0 && running; left = untilNs - System.nanoTime())
+            for (long left = untilNs - System.nanoTime(); left > 0 && running && Files.exists(slowSyncFile);
+                left = untilNs - System.nanoTime())
             {
                 Thread.sleep(Math.min(left / 1_000_000L + 1, 100));
             }
@@ -261,8 +264,4 @@ final class LogSync implements AutoCloseable
         return !thread.isAlive();
     }
 
-    public void close()
-    {
-        stop();
-    }
 }

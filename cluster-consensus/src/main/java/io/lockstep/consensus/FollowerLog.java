@@ -15,7 +15,9 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 /**
  * A follower taking log bytes from its leader (Raft §5.3): the consistency check on the position and term the
  * bytes follow, frames it already holds skipped, a conflicting suffix truncated (never below the commit position:
- * committed entries are never removed), the rest appended exactly as the leader stored them, each frame checked.
+ * committed entries are never removed; the one cut below it is a damaged frame's, {@link #cutDamaged}, and those
+ * entries come back identical from the leader), the rest appended exactly as the leader stored them, each frame
+ * checked.
  * Keeps the term index and log time in step with what it appends, and decides whether the log joins a snapshot
  * the member starts from or is sent.
  */

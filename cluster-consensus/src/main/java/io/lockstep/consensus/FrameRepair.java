@@ -13,9 +13,9 @@ import io.lockstep.consensus.codecs.Role;
  * stands for election nor votes as if its log were shorter than what it acknowledged ({@link LogOrder}); its commit
  * position stays too (a fact it learned, not a claim on its log), and its service waits at the cut;</li>
  * <li>a leader cannot cut its own log while it leads, so it first hands leadership to the live follower that holds
- * all it wrote, and repairs as a follower. When no live follower does (the one that lags needs the very frame the
- * leader cannot send), it steps down instead, and an election decides: a transfer could never finish, and a leader
- * that kept trying would take no new entries meanwhile.</li>
+ * the most, if that one already holds the damaged frame, and repairs as a follower. When no live follower does (it
+ * would need the very frame the leader cannot send), it steps down instead, and an election decides: a transfer
+ * could never finish, and a leader that kept trying would take no new entries meanwhile.</li>
  * </ul>
  * The member never exits for a damaged frame another member holds. One it alone holds (the only copy of a
  * committed entry) cannot be repaired here: recovery at the next start names it.
@@ -78,14 +78,14 @@ final class FrameRepair
                     errors.record("disk", "member " + memberId + " found a damaged frame while leading: " +
                         log.damage() + "; it hands leadership over and fetches the frame again as a follower");
                 }
-                if (leader.mayHandOver(nowNs))
+                if (leader.mayHandOver(nowNs, at))
                 {
                     leader.handOver(nowNs, LeaderReplication.HANDOVER_DAMAGED_FRAME);
                 }
                 else
                 {
                     LOGGER.log(System.Logger.Level.WARNING, "member {0} steps down: a frame of its log is damaged " +
-                        "({1}) and no live follower holds all it wrote", memberId, log.damage());
+                        "({1}) and no live follower holds that frame", memberId, log.damage());
                     stepDown.run();
                     return 1;
                 }

@@ -565,12 +565,13 @@ final class LeaderReplication
     }
 
     /**
-     * @return true if a live voting follower holds all this leader has written, so that a transfer to it can finish.
+     * @return true if a live voting follower already holds a position, past which this leader can still send it the
+     * rest (a transfer to it can finish: the leader takes no new entries meanwhile).
      */
-    boolean mayHandOver(final long nowNs)
+    boolean mayHandOver(final long nowNs, final long position)
     {
         final PeerState best = bestLivePeer(nowNs);
-        return null != best && best.matchPosition >= log.appendedPosition();
+        return null != best && best.matchPosition > position;
     }
 
     /** @return the live voting follower that holds the most of this leader's log durably, or null if none is live. */

@@ -491,11 +491,15 @@ public final class ArchiveRaftLog implements RaftLog
         if (at >= 0 && at < log.publishedPosition())
         {
             long seen = damagedAt.get();
-            while ((seen < 0 || at < seen) && !damagedAt.compareAndSet(seen, at))
+            while (seen < 0 || at < seen)
             {
+                if (damagedAt.compareAndSet(seen, at))
+                {
+                    damage = from.damage(); // the text of the frame that is now the lowest found
+                    break;
+                }
                 seen = damagedAt.get();
             }
-            damage = from.damage();
         }
     }
 
