@@ -379,8 +379,8 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * Bring the promise down to where the log was cut because a leader of a newer term holds another entry there:
-     * what the log promised past it was never committed (Raft's leader completeness), so it is owed to no one.
+     * Bring the promise down to a position the caller proved nothing past was committed (a cut for a conflict with a
+     * newer term's leader, or the other members' answers): what the log promised past it is owed to no one.
      */
     public void lowerPromise(final long position, final long term)
     {

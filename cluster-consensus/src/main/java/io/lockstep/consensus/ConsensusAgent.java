@@ -58,6 +58,7 @@ public final class ConsensusAgent implements Agent
     private final PendingAppends pendingAppends;
     private final FollowerAcks acks;
     private final FrameRepair repair;
+    private final OwedFrames owedFrames;
     private final NewTermEntry newTermEntry = new NewTermEntry();
 
     private Role role = Role.FOLLOWER;
@@ -121,10 +122,11 @@ public final class ConsensusAgent implements Agent
         this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);
         this.repair = new FrameRepair(memberId, log, followerLog, acks, leader, metrics, errors,
             () -> becomeFollower(term, -1));
+        this.owedFrames = new OwedFrames(memberId, log, termIndex, membership, formation, publisher, metrics, errors);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
         this.adapter = new MemberProtocolAdapter(this, transport, new StandbyRelay(this, transport, config.relay()),
-            admin, formation);
+            admin, formation, owedFrames);
         this.peers = leader.peers();
         this.term = electionState.term();
         this.votedFor = electionState.votedFor();
@@ -265,9 +267,11 @@ public final class ConsensusAgent implements Agent
         membershipExchange.announce(peers, transport);
         work += transport.flush(nowNs);
         // Gauges for the metrics endpoint: a few release stores per duty cycle, no allocation.
+        final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
         metrics.onDutyCycle(Role.LEADER == role ? 2 : Role.CANDIDATE == role ? 1 : 0, term, leaderId,
             log.appendedPosition(), commitPosition, log.startPosition(), Role.LEADER == role ? leader.maxLag() : 0,
-            LogOrder.owesPromisedFrames(log, termIndex.lastTerm()), null == serviceHooks);
+            owes, null == serviceHooks);
+        owedFrames.onDutyCycle(owes);
         metrics.onLeaderLag(Role.LEADER == role, leader);
         return work;
     }
@@ -393,7 +397,8 @@ public final class ConsensusAgent implements Agent
             // Lost frames it may have helped commit (as leader it could overwrite them), or a disk it cannot write.
             electionDeadlineNs = nowNs + randomElectionTimeout();
             LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId);
-            return 0;
+            // No leader heard for a timeout: ask the others whether what it owes was ever committed.
+            return null == log.writeProblem() ? owedFrames.ask(peers, term) : 0;
         }
         startPreVote();
         return 1;

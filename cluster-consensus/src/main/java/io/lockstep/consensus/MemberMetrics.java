@@ -81,6 +81,10 @@ public final class MemberMetrics
     public static final int LOG_WRITE_BLOCKED = 40;
     /** Damaged log frames found while running and fetched again from the leader ({@link FrameRepair}). */
     public static final int LOG_FRAMES_REPAIRED = 41;
+    /** Times this member lowered its promise after every other voter said it held nothing there (OwedFrames). */
+    public static final int OWED_FRAMES_RELEASED = 42;
+    /** 1 while frames this member owes may have been committed and no voter's log holds them (see OwedFrames). */
+    public static final int OWED_FRAMES_HELD_NOWHERE = 43;
 
     /** One metric: its name without the {@code lockstep_} prefix, help text, and whether it only rises. */
     private record Definition(String name, String help, boolean counter)
@@ -145,6 +149,11 @@ public final class MemberMetrics
             false),
         new Definition("log_frames_repaired_total", "Damaged log frames found while running: the log was cut there " +
             "and the rest fetched again from the leader", true),
+        new Definition("owed_frames_released_total", "Times this member, owing lost frames, found that no other " +
+            "voter's log or promise reached them (never committed) and lowered its promise", true),
+        new Definition("owed_frames_held_nowhere", "1 while this member owes lost frames that may have been " +
+            "committed and no voter's log holds: the cluster cannot serve until a member is restored from a backup",
+            false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

@@ -30,11 +30,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
 
     MemberProtocolAdapter(
         final ConsensusAgent agent, final Transport transport, final StandbyRelay relay, final AdminRequests admin,
-        final ClusterFormation formation)
+        final ClusterFormation formation, final OwedFrames owedFrames)
     {
         this.agent = agent;
         this.transport = transport;
-        this.peerMessages = new PeerMessageHandler(agent, relay, formation);
+        this.peerMessages = new PeerMessageHandler(agent, relay, formation, owedFrames);
         this.toolRequests = new ToolRequestHandler(admin);
     }
 

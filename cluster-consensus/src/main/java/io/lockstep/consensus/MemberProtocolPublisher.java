@@ -74,7 +74,25 @@ final class MemberProtocolPublisher
             .lastLogPosition(lastLogPosition)
             .preVote(bool(preVote))
             .transfer(bool(transfer))
-            .configEpoch(membership.epoch());
+            .configEpoch(membership.epoch())
+            .holdingsRound(0);
+        return send(to, requestVote.encodedLength());
+    }
+
+    /** Ask a voter what it holds ({@link OwedFrames}): a pre-vote request that carries the round, and is no vote. */
+    boolean askHoldings(
+        final int to, final long term, final int memberId, final long lastLogTerm, final long lastLogPosition,
+        final long round)
+    {
+        requestVote.wrapAndApplyHeader(buffer, 0, header)
+            .term(term + 1)
+            .candidateId(memberId)
+            .lastLogTerm(lastLogTerm)
+            .lastLogPosition(lastLogPosition)
+            .preVote(BooleanType.TRUE)
+            .transfer(BooleanType.FALSE)
+            .configEpoch(membership.epoch())
+            .holdingsRound(round);
         return send(to, requestVote.encodedLength());
     }
 
@@ -112,7 +130,38 @@ final class MemberProtocolPublisher
             .granted(bool(granted))
             .preVote(bool(preVote))
             .configEpoch(membership.epoch())
-            .mayElect(bool(formation.mayElect()));
+            .mayElect(bool(formation.mayElect()))
+            .holdingsRound(0)
+            .holdingsKnown(BooleanType.FALSE)
+            .configVersion(membership.version())
+            .logPosition(0)
+            .promisedPosition(0);
+        return send(to, vote.encodedLength());
+    }
+
+    /**
+     * Answer a holdings question ({@link OwedFrames}): a refused pre-vote that carries the round and what this
+     * member's log and promise reach.
+     *
+     * @param known false if this member cannot vouch for what it may have acknowledged.
+     */
+    boolean holdings(
+        final int to, final long term, final int voterId, final long candidateTerm, final long round,
+        final boolean known, final long logPosition, final long promisedPosition)
+    {
+        vote.wrapAndApplyHeader(buffer, 0, header)
+            .term(term)
+            .voterId(voterId)
+            .candidateTerm(candidateTerm)
+            .granted(BooleanType.FALSE)
+            .preVote(BooleanType.TRUE)
+            .configEpoch(membership.epoch())
+            .mayElect(bool(formation.mayElect()))
+            .holdingsRound(round)
+            .holdingsKnown(bool(known))
+            .configVersion(membership.version())
+            .logPosition(logPosition)
+            .promisedPosition(promisedPosition);
         return send(to, vote.encodedLength());
     }
 

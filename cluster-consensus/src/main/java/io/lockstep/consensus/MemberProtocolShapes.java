@@ -41,8 +41,8 @@ public final class MemberProtocolShapes
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
     /**
-     * Version 4 added the cluster identity to appends, whether a voter may vote to its answers, and the commit rate
-     * a standby saw to its answer to a promotion.
+     * Version 4 added the cluster identity to appends, whether a voter may vote and what it holds to its answers
+     * (and the question to vote requests), and the commit rate a standby saw to its answer to a promotion.
      */
     private static final int IDENTITY_VERSION = 4;
 
@@ -66,7 +66,8 @@ public final class MemberProtocolShapes
     private static void raft(final MessageShapes shapes, final int schema)
     {
         shapes
-            .message(schema, RequestVoteDecoder.TEMPLATE_ID, since3(30, RequestVoteDecoder.BLOCK_LENGTH))
+            .message(schema, RequestVoteDecoder.TEMPLATE_ID,
+                since3(30, 38).grownTo(IDENTITY_VERSION, RequestVoteDecoder.BLOCK_LENGTH))
             .message(schema, VoteDecoder.TEMPLATE_ID,
                 since3(22, 30).grownTo(IDENTITY_VERSION, VoteDecoder.BLOCK_LENGTH))
             .message(schema, AppendRequestDecoder.TEMPLATE_ID,

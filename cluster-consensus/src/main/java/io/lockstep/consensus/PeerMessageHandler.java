@@ -22,6 +22,7 @@ final class PeerMessageHandler
 
     private final ConsensusAgent agent;
     private final ClusterFormation formation;
+    private final OwedFrames owedFrames;
     private final StandbyRelay relay;
     private final RequestVoteDecoder requestVote = new RequestVoteDecoder();
     private final VoteDecoder vote = new VoteDecoder();
@@ -32,9 +33,12 @@ final class PeerMessageHandler
     private final InstallSnapshotResponseDecoder installSnapshotResponse = new InstallSnapshotResponseDecoder();
     private final ConfigurationNoticeDecoder configurationNotice = new ConfigurationNoticeDecoder();
 
-    PeerMessageHandler(final ConsensusAgent agent, final StandbyRelay relay, final ClusterFormation formation)
+    PeerMessageHandler(
+        final ConsensusAgent agent, final StandbyRelay relay, final ClusterFormation formation,
+        final OwedFrames owedFrames)
     {
         this.agent = agent;
+        this.owedFrames = owedFrames;
         this.relay = relay;
         this.formation = formation;
     }
@@ -70,13 +74,21 @@ final class PeerMessageHandler
             return;
         }
         requestVote.wrap(m.buffer, m.body, m.blockLength, m.version);
-        if (isSender(from, requestVote.candidateId(), "a vote request") &&
-            agent.membershipExchange().admit(from, requestVote.configEpoch()))
+        if (!isSender(from, requestVote.candidateId(), "a vote request") ||
+            !agent.membershipExchange().admit(from, requestVote.configEpoch()))
         {
-            agent.onRequestVote(requestVote.term(), requestVote.candidateId(), requestVote.lastLogTerm(),
-                requestVote.lastLogPosition(), BooleanType.TRUE == requestVote.preVote(),
-                BooleanType.TRUE == requestVote.transfer());
+            return;
         }
+        if (requestVote.holdingsRound() > 0)
+        {
+            // Not a vote: a member that owes lost frames asks what this one holds.
+            owedFrames.answer(requestVote.candidateId(), agent.term(), requestVote.term(),
+                requestVote.holdingsRound());
+            return;
+        }
+        agent.onRequestVote(requestVote.term(), requestVote.candidateId(), requestVote.lastLogTerm(),
+            requestVote.lastLogPosition(), BooleanType.TRUE == requestVote.preVote(),
+            BooleanType.TRUE == requestVote.transfer());
     }
 
     private void onVote(final int from, final boolean fromMember, final InboundMessage m)
@@ -88,6 +100,14 @@ final class PeerMessageHandler
         vote.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, vote.voterId(), "a vote") && agent.membershipExchange().admit(from, vote.configEpoch()))
         {
+            if (vote.holdingsRound() > 0)
+            {
+                // An answer to this member's question about frames it owes, not a vote (see OwedFrames).
+                owedFrames.onAnswer(vote.voterId(), vote.holdingsRound(),
+                    BooleanType.TRUE == vote.holdingsKnown(), vote.configVersion(), vote.logPosition(),
+                    vote.promisedPosition());
+                return;
+            }
             if (BooleanType.TRUE == vote.preVote() && !formation.mayElect())
             {
                 // The answer to a new member's question (an older sender's, without the field, counts as able).

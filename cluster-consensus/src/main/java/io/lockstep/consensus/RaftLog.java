@@ -152,14 +152,24 @@ public interface RaftLog extends BlockSource
     }
 
     /**
-     * Bring the promise down to a position the log was cut at for a conflict: a leader of a newer term holds another
-     * entry there, so what was promised past it was never committed. Without it a member that crashed before
-     * holding any entry of the newer term would owe, for good, entries no one can send it.
+     * Bring the promise down, for one of two reasons that each prove nothing past it was committed: the log was cut
+     * there for a conflict (a leader of a newer term holds another entry there), or every other voter said its log
+     * and promise end below it ({@link OwedFrames}). Without it a member would owe, for good, entries no one can
+     * send it. Only ever lowers: a position and term not behind the promise change nothing.
      *
-     * @param position where the log was cut.
-     * @param term     term of the entry ending there.
+     * @param position the new promise.
+     * @param term     term of the entry ending there (where unknown, no lower than it).
      */
     void lowerPromise(long position, long term);
+
+    /**
+     * @return null, or how the promise was found at open when it should have held one (missing, untrusted): then
+     * the member cannot vouch for what it may have acknowledged before (see {@link OwedFrames}).
+     */
+    default String promiseLost()
+    {
+        return null;
+    }
 
     /**
      * @return the lowest position at which a reader of this log (on any thread) found a damaged frame while the

@@ -91,6 +91,16 @@ public final class SimLog implements RaftLog
      */
     SimLog afterCrash(final Random random, final boolean damage)
     {
+        return afterCrash(random, damage, Long.MAX_VALUE);
+    }
+
+    /**
+     * @param damageAt a position at which recovery finds a damaged frame: the log is cut at the frame boundary at
+     *                 or below it, whatever else the crash lost (Long.MAX_VALUE: no such damage).
+     * @return the log as a restarted member finds it after a crash of this one.
+     */
+    SimLog afterCrash(final Random random, final boolean damage, final long damageAt)
+    {
         advanceSync(false); // syncs done by the time of the crash hold; the one under way does not
         long end = durable;
         if (!diskFull && pending > durable && random.nextBoolean())
@@ -108,6 +118,10 @@ public final class SimLog implements RaftLog
         {
             end = damagedFrame; // recovery at the next open cuts at a damaged frame not yet repaired
         }
+        if (damageAt < end)
+        {
+            end = frameBoundaryAtOrBelow(start, Math.max(start, damageAt));
+        }
         end = Math.max(end, start);
         final ExpandableArrayBuffer copy = new ExpandableArrayBuffer((int)Math.max(end, 1024));
         copy.putBytes(0, data, 0, (int)end);
@@ -118,7 +132,7 @@ public final class SimLog implements RaftLog
         recovered.pendingLastTerm = recovered.termOfFrameEndingAt(end);
         recovered.promisedPosition = promisedPosition;
         recovered.promisedTerm = promisedTerm;
-        recovered.damagedCuts = damagedCuts + (end < durable && damage ? 1 : 0);
+        recovered.damagedCuts = damagedCuts + (end < durable && (damage || damageAt < durable) ? 1 : 0);
         recovered.diskFull = diskFull;
         return recovered;
     }

@@ -169,6 +169,18 @@ final class SimCluster
         crashes++;
     }
 
+    /**
+     * Crash member i; on restart its recovery finds a damaged frame at a position and cuts its log there (its
+     * promise survives, apart from the data): frames lost at a chosen place, on as many members as a test likes.
+     */
+    void crashDamagedAt(final int i, final long position)
+    {
+        agents[i] = null;
+        network.setUp(i, false);
+        logs[i] = logs[i].afterCrash(random, false, position);
+        crashes++;
+    }
+
     /** Heal the network and empty every full disk. */
     void healAll()
     {

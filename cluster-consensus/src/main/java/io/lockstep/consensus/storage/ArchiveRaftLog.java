@@ -362,6 +362,7 @@ public final class ArchiveRaftLog implements RaftLog
      * @return null, or how the log's promise file was found at open when it should have held a promise (see
      * {@link ArchiveLog#promiseLost()}).
      */
+    @Override
     public String promiseLost()
     {
         return log.promiseLost();
