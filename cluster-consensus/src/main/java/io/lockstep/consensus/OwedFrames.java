@@ -16,10 +16,10 @@ package io.lockstep.consensus;
  *     acknowledgement of it would itself hold it, and would have said so. The promise comes down to that reach,
  *     or to the log's end if the log reaches further, and if that covers the log the member no longer owes and
  *     may stand;</li>
- *     <li>what is left may have been committed. If no other voter's log reaches past this member's end either,
- *     those frames are held nowhere the cluster can read them: the member says so, naming the positions and the
- *     voters that may have acknowledged them, so an operator can restore a member from a backup that holds them.
- *     Otherwise a voter that holds them can still lead, and the member waits for it.</li>
+ *     <li>what is left may have been committed. Where no voter's log reaches (from the furthest log to the
+ *     promise), those frames are held nowhere the cluster can read them: the member says so, naming the positions
+ *     and the voters that may have acknowledged them, so an operator can restore a member from a backup that holds
+ *     them. Otherwise a voter that holds them can still lead, and the member waits for it.</li>
  * </ul>
  * Every other voter must answer, not a majority: with five members a majority would leave room for a voter that
  * holds the frame and has not answered, and counting every voter needs no new term to fence off a leader of an
@@ -188,23 +188,24 @@ final class OwedFrames
         {
             return;
         }
-        if (logReach <= end)
+        final long heldTo = Math.max(end, logReach);
+        if (heldTo < log.promisedPosition())
         {
             metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, 1);
-            errors.record("lost-frames", "member " + memberId + " owes log frames from position " + end + " to " +
-                log.promisedPosition() + " that may have been committed, and no voter's log reaches past " + end +
-                ": they were acknowledged by this member and by " + acknowledgedBy(end) + ", and are lost on " +
-                "each; restore one of these members from a backup that holds them");
+            errors.record("lost-frames", "member " + memberId + " owes log frames from position " + heldTo + " to " +
+                log.promisedPosition() + " that may have been committed, and no voter's log reaches them: this " +
+                "member and " + acknowledgedBy(heldTo) + " may have acknowledged them and lost them; restore one " +
+                "of these members from a backup that holds them");
         }
     }
 
-    private String acknowledgedBy(final long end)
+    private String acknowledgedBy(final long heldTo)
     {
         final StringBuilder members = new StringBuilder();
         final long voters = membership.voters();
         for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
         {
-            if (id != memberId && 0 != (voters & (1L << id)) && promisedPosition[id] > end)
+            if (id != memberId && 0 != (voters & (1L << id)) && promisedPosition[id] > heldTo)
             {
                 members.append(members.length() == 0 ? "member " : ", member ").append(id);
             }
