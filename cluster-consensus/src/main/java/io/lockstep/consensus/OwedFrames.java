@@ -18,8 +18,8 @@ package io.lockstep.consensus;
  *     may stand;</li>
  *     <li>what is left may have been committed. Where no voter's log reaches (from the furthest log to the
  *     promise), those frames are held nowhere the cluster can read them: the member says so, naming the positions
- *     and the voters that may have acknowledged them, so an operator can restore a member from a backup that holds
- *     them. Otherwise a voter that holds them can still lead, and the member waits for it.</li>
+ *     and the voters that may have acknowledged them, and an operator decides (restore the cluster from a backup,
+ *     or accept the loss). Otherwise a voter that holds them can still lead, and the member waits for it.</li>
  * </ul>
  * Every other voter must answer, not a majority: with five members a majority would leave room for a voter that
  * holds the frame and has not answered, and counting every voter needs no new term to fence off a leader of an
@@ -194,8 +194,9 @@ final class OwedFrames
             metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, 1);
             errors.record("lost-frames", "member " + memberId + " owes log frames from position " + heldTo + " to " +
                 log.promisedPosition() + " that may have been committed, and no voter's log reaches them: this " +
-                "member and " + acknowledgedBy(heldTo) + " may have acknowledged them and lost them; restore one " +
-                "of these members from a backup that holds them");
+                "member and " + acknowledgedBy(heldTo) + " may have acknowledged them and lost them; the cluster " +
+                "waits: restore it from a backup that holds them, or accept their loss (deploy guide, frames lost " +
+                "on several members)");
         }
     }
 

@@ -116,6 +116,49 @@ final class EchoWorkload implements ClusterClient.EgressListener
     }
 
     /**
+     * Keep sending and polling while an action that blocks (a member's restart, which waits until it listens) runs
+     * on a thread of its own: what the client sees meanwhile is the member's doing, not the harness's pause.
+     *
+     * @return true if the action finished within the time, without throwing.
+     */
+    boolean during(final Runnable action, final long maxMillis)
+    {
+        final Throwable[] failed = new Throwable[1];
+        final Thread thread = new Thread(() ->
+        {
+            try
+            {
+                action.run();
+            }
+            catch (final Throwable t)
+            {
+                failed[0] = t;
+            }
+        }, "echo-workload-action");
+        thread.start();
+        final boolean finished = runUntil(() -> !thread.isAlive(), maxMillis);
+        try
+        {
+            thread.join(finished ? 1000 : 1);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        if (null != failed[0])
+        {
+            throw new AssertionError("the action run during the load failed: " + failed[0], failed[0]);
+        }
+        return finished;
+    }
+
+    /** Start a new window for {@link #longestSilenceMs()}. */
+    void resetSilence()
+    {
+        longestSilenceNs = 0;
+    }
+
+    /**
      * Stop sending; wait until every message sent is acknowledged and echoed; check exactly once.
      */
     void finishAndCheck(final long maxMillis, final String context)

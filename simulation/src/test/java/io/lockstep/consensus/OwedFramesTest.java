@@ -1,0 +1,237 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.Transport;
+import io.lockstep.consensus.codecs.BooleanType;
+import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.consensus.codecs.RequestVoteDecoder;
+import io.lockstep.consensus.codecs.VoteEncoder;
+import io.lockstep.consensus.storage.ArchiveRaftLog;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The rules by which a member of five that owes lost frames decides, from the others' answers, what was never
+ * committed (OwedFrames), driven message by message through the member's own decoders.
+ */
+class OwedFramesTest
+{
+    private static final int ME = 4;
+    private static final int FRAMES = 50;
+
+    @TempDir
+    Path dir;
+
+    private final List<byte[]> sent = new ArrayList<>();
+    private final ArrayDeque<byte[]> inbound = new ArrayDeque<>();
+    private final ArrayDeque<Integer> inboundFrom = new ArrayDeque<>();
+    private final MemoryElectionState electionState = new MemoryElectionState();
+    private long nowNs = 1_000_000_000L;
+    private ArchiveRaftLog log;
+    private ConsensusAgent member;
+    private long cut;
+    private long promised;
+
+    @BeforeEach
+    void aMemberThatLostFramesItPromised() throws Exception
+    {
+        final ArchiveLogConfig config = new ArchiveLogConfig().directory(dir.resolve("log")).segmentLength(64 * 1024)
+            .maxBatchLength(16 * 1024).durability(DurabilityPolicy.BATCH);
+        try (ArchiveRaftLog before = new ArchiveRaftLog(config))
+        {
+            for (int i = 0; i < FRAMES; i++)
+            {
+                before.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            }
+            before.flush();
+        }
+        try (RandomAccessFile segment = new RandomAccessFile(dir.resolve("log").resolve(
+            "00000000000000000000.seg").toFile(), "rw"))
+        {
+            segment.seek(5000);
+            segment.write(segment.read() ^ 0x10);
+        }
+        electionState.saveIdentity(ClusterIdentity.FORMED_BEFORE_IDENTITIES);
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        log = new ArchiveRaftLog(config);
+        cut = log.pendingPosition();
+        promised = log.promisedPosition();
+        assertTrue(cut < 5000 && promised > 10_000, "cut at " + cut + ", promised " + promised);
+        final List<Member> members = new ArrayList<>();
+        for (int i = 0; i < 5; i++)
+        {
+            members.add(new Member(i, "h", 1 + i, true));
+        }
+        member = new ConsensusAgent(ConsensusConfig.of(ME, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
+            new QueueTransport(), log, electionState, new Random(1));
+        member.doWork();
+    }
+
+    @AfterEach
+    void close()
+    {
+        log.close();
+    }
+
+    @Test
+    void itReleasesOnlyOnceEveryOtherVoterSaidItHeldNothingThere()
+    {
+        final long round = ask();
+        answer(0, round, true, 0, cut - 1000, cut);
+        answer(1, round, true, 0, cut, cut);
+        answer(2, round, true, 0, 200, 200);
+        assertEquals(promised, log.promisedPosition(), "three of four answered: the fourth may hold the frames");
+        answer(3, round, true, 0, 300, cut + 500);
+        assertEquals(cut + 500, log.promisedPosition(), "down to the furthest other voter's reach, above its log");
+        assertEquals(3, log.promisedTerm(), "the promised term is kept: the frame's own is unknown");
+        assertEquals(1, member.metrics().get(MemberMetrics.OWED_FRAMES_RELEASED));
+        assertEquals(1, member.metrics().get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE),
+            "what is left is held by no voter's log (member 3 only promised it)");
+
+        final long next = ask();
+        answer(0, next, true, 0, cut, cut);
+        answer(1, next, true, 0, cut, cut);
+        answer(2, next, true, 0, 200, 200);
+        answer(3, next, true, 0, 300, 300);
+        assertEquals(cut, log.promisedPosition(), "the next round finds no one past its log: it owes nothing");
+        member.doWork();
+        assertEquals(0, member.metrics().get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE));
+    }
+
+    @Test
+    void anAnswerNoOneCanVouchForAnotherConfigurationOrAnOldRoundReleasesNothing()
+    {
+        final long round = ask();
+        answer(0, round, true, 0, 0, 0);
+        answer(1, round, true, 0, 0, 0);
+        answer(2, round, true, 0, 0, 0);
+        answer(3, round, false, 0, 0, 0);
+        assertEquals(promised, log.promisedPosition(), "a wiped or restored voter may have acknowledged them");
+
+        final long second = ask();
+        answer(0, second, true, 0, 0, 0);
+        answer(1, second, true, 0, 0, 0);
+        answer(2, second, true, 0, 0, 0);
+        answer(3, second, true, 7, 0, 0);
+        assertEquals(promised, log.promisedPosition(), "a voter on another configuration");
+
+        ask();
+        for (int id = 0; id < 4; id++)
+        {
+            answer(id, second, true, 0, 0, 0);
+        }
+        assertEquals(promised, log.promisedPosition(), "answers to an older round may describe logs before a loss");
+        assertEquals(0, member.metrics().get(MemberMetrics.OWED_FRAMES_RELEASED));
+    }
+
+    @Test
+    void aFrameAnotherVoterPromisedIsKeptAndNamedAsHeldNowhere()
+    {
+        final long round = ask();
+        answer(0, round, true, 0, cut, promised);
+        answer(1, round, true, 0, 200, 200);
+        answer(2, round, true, 0, 200, 200);
+        answer(3, round, true, 0, 200, 200);
+        assertEquals(promised, log.promisedPosition(), "member 0 may have acknowledged them too: maybe committed");
+        assertEquals(1, member.metrics().get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE));
+        final String named = member.errors().recent().get(0).message();
+        assertTrue(named.contains("from position " + cut + " to " + promised) && named.contains("member 0"), named);
+    }
+
+    /** The member's election timeout passes with no leader: it asks every other voter. @return the round. */
+    private long ask()
+    {
+        sent.clear();
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        member.doWork();
+        long round = -1;
+        int asked = 0;
+        for (final byte[] bytes : sent)
+        {
+            final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+            if (header.templateId() == RequestVoteDecoder.TEMPLATE_ID)
+            {
+                final RequestVoteDecoder request = new RequestVoteDecoder().wrap(buffer,
+                    MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+                assertTrue(request.holdingsRound() > 0 && BooleanType.TRUE == request.preVote());
+                round = request.holdingsRound();
+                asked++;
+            }
+        }
+        assertEquals(4, asked, "every other voter is asked");
+        assertEquals(3, member.term(), "asking raises no term");
+        return round;
+    }
+
+    private void answer(
+        final int voter, final long round, final boolean known, final long configVersion, final long logPosition,
+        final long promisedPosition)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final VoteEncoder vote = new VoteEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .term(3).voterId(voter).candidateTerm(4).granted(BooleanType.FALSE).preVote(BooleanType.TRUE)
+            .configEpoch(0).mayElect(BooleanType.TRUE).holdingsRound(round).holdingsKnown(known ?
+                BooleanType.TRUE : BooleanType.FALSE).configVersion(configVersion).logPosition(logPosition)
+            .promisedPosition(promisedPosition);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + vote.encodedLength()];
+        buffer.getBytes(0, bytes);
+        inbound.add(bytes);
+        inboundFrom.add(voter);
+        member.doWork();
+    }
+
+    private final class QueueTransport implements Transport
+    {
+        public int poll(final long nowNs, final MessageHandler handler)
+        {
+            int count = 0;
+            while (!inbound.isEmpty())
+            {
+                final byte[] bytes = inbound.poll();
+                handler.onMessage(inboundFrom.poll(), new UnsafeBuffer(bytes), 0, bytes.length);
+                count++;
+            }
+            return count;
+        }
+
+        public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
+        {
+            final byte[] bytes = new byte[length];
+            buffer.getBytes(offset, bytes);
+            sent.add(bytes);
+            return true;
+        }
+
+        public boolean isConnected(final int endpoint)
+        {
+            return true;
+        }
+
+        public int flush(final long nowNs)
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+}
