@@ -63,8 +63,9 @@ class ContainerFailoverIT
     }
 
     /**
-     * As above, with members brought back after the client's check (so that a JVM starting on two cores does not
-     * count as the client's outage) and before the replicas are compared.
+     * As above, with members brought back after the client's check and before the replicas are compared. Within a
+     * scenario every fault runs while the client keeps sending ({@link EchoWorkload#during}): a restart blocks until
+     * the member listens, and a client that waited for it would count the harness's pause as the cluster's outage.
      */
     private static void scenario(
         final String name, final ContainerCluster cluster, final Faults faults,
@@ -95,7 +96,7 @@ class ContainerFailoverIT
             scenario("leader SIGKILL under load", cluster, (c, client, load, leader) ->
             {
                 killed[0] = leader;
-                c.kill(leader);
+                assertTrue(load.during(() -> c.kill(leader), 30_000), "kill " + leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 10_000),
                     "the client resumes on a new leader");
                 load.runFor(1000);
@@ -110,11 +111,11 @@ class ContainerFailoverIT
         {
             scenario("hung (paused) leader", cluster, (c, client, load, leader) ->
             {
-                c.pause(leader);
+                assertTrue(load.during(() -> c.pause(leader), 30_000), "pause " + leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 10_000),
                     "the client leaves the hung leader for a new one");
                 load.runFor(1000);
-                c.unpause(leader);
+                assertTrue(load.during(() -> c.unpause(leader), 30_000), "unpause " + leader);
                 load.runFor(1000);
             });
         }
@@ -127,11 +128,11 @@ class ContainerFailoverIT
         {
             scenario("partitioned leader comes back", cluster, (c, client, load, leader) ->
             {
-                c.isolate(leader);
+                assertTrue(load.during(() -> c.isolate(leader), 30_000), "isolate " + leader);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != leader, 15_000),
                     "the client follows the majority's new leader");
                 load.runFor(1000);
-                c.heal(leader);
+                assertTrue(load.during(() -> c.heal(leader), 30_000), "heal " + leader);
                 load.runFor(2000);
             });
         }
@@ -148,9 +149,9 @@ class ContainerFailoverIT
             scenario("follower wiped, rejoins by snapshot", cluster, (c, client, load, leader) ->
             {
                 wiped[0] = (leader + 1) % 3;
-                c.wipe(wiped[0]);
+                assertTrue(load.during(() -> c.wipe(wiped[0]), 30_000), "wipe " + wiped[0]);
                 load.runFor(3000);
-                c.restart(wiped[0]);
+                assertTrue(load.during(() -> c.restart(wiped[0]), 30_000), "restart " + wiped[0]);
                 load.runFor(1000);
             });
             assertTrue(cluster.logs(wiped[0]).contains("snapshot"), "the wiped member was sent a snapshot:\n" +
@@ -166,13 +167,13 @@ class ContainerFailoverIT
             final int[] killed = new int[1];
             scenario("two successive leader failures", cluster, (c, client, load, first) ->
             {
-                c.kill(first);
+                assertTrue(load.during(() -> c.kill(first), 30_000), "kill " + first);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != first, 10_000));
-                c.restart(first);
+                assertTrue(load.during(() -> c.restart(first), 30_000), "restart " + first);
                 load.runFor(1000);
                 final int second = client.leaderId();
                 assertNotEquals(first, second);
-                c.kill(second);
+                assertTrue(load.during(() -> c.kill(second), 30_000), "kill " + second);
                 assertTrue(load.runUntil(() -> client.isConnected() && client.leaderId() != second, 10_000),
                     "a third leader");
                 load.runFor(1000);

@@ -152,10 +152,14 @@ final class EchoWorkload implements ClusterClient.EgressListener
         return finished;
     }
 
-    /** Start a new window for {@link #longestSilenceMs()}. */
+    /**
+     * Start a new window for {@link #longestSilenceMs()} at the next echo: a pause of the harness between windows
+     * (a blocking status request) is not the cluster's.
+     */
     void resetSilence()
     {
         longestSilenceNs = 0;
+        lastEchoNs = -1;
     }
 
     /**
