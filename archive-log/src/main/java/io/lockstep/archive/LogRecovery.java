@@ -116,9 +116,10 @@ final class LogRecovery
         SegmentFiles.fsyncDirectory(directory);
         if (damage)
         {
-            LOGGER.log(System.Logger.Level.ERROR, "damaged frame at position {0} in {1} ({2}), below the {3} this " +
-                "log may have acknowledged: cut {4} bytes from there (the damaged segment''s bytes are kept in " +
-                "damaged-{0}.bin); the member fetches them again from the cluster", position,
+            LOGGER.log(System.Logger.Level.ERROR, "damaged frame at position {0,number,#} in {1} ({2}), below the " +
+                "{3,number,#} this log may have acknowledged: cut {4,number,#} bytes from there (the damaged " +
+                "segment''s bytes are kept in damaged-{0,number,#}.bin); the member fetches them again from the " +
+                "cluster", position,
                 report.tornTailFile(), report.tornTailReason(), report.promisedPosition(), report.tornTailBytes());
         }
         else

@@ -203,8 +203,8 @@ final class ClusterFormation
         }
         if (!identity.mayElect())
         {
-            LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1}: it may vote and " +
-                "stand for election again", memberId, commitPosition);
+            LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1,number,#}: it may " +
+                "vote and stand for election again", memberId, commitPosition);
         }
         save(new ClusterIdentity(identity.high(), identity.low(), true, identity.known()));
     }
