@@ -398,7 +398,7 @@ public final class ConsensusAgent implements Agent
             electionDeadlineNs = nowNs + randomElectionTimeout();
             LogOrder.warnNotStanding(log, termIndex.lastTerm(), memberId);
             // No leader heard for a timeout: ask the others whether what it owes was ever committed.
-            return null == log.writeProblem() ? owedFrames.ask(peers, term) : 0;
+            return null == log.writeProblem() ? owedFrames.ask(peers, term, nowNs) : 0;
         }
         startPreVote();
         return 1;

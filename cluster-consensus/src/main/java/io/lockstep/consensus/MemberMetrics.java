@@ -152,8 +152,8 @@ public final class MemberMetrics
         new Definition("owed_frames_released_total", "Times this member, owing lost frames, found that no other " +
             "voter's log or promise reached them (never committed) and lowered its promise", true),
         new Definition("owed_frames_held_nowhere", "1 while this member owes lost frames that may have been " +
-            "committed and no voter's log holds: the cluster cannot serve until a member is restored from a backup",
-            false),
+            "committed and no voter's log holds them all: the cluster waits for an operator to restore it from a " +
+            "backup or accept the loss", false),
     };
 
     private static final int COUNT = DEFINITIONS.length;

@@ -135,7 +135,10 @@ final class MemberProtocolPublisher
             .holdingsKnown(BooleanType.FALSE)
             .configVersion(membership.version())
             .logPosition(0)
-            .promisedPosition(0);
+            .promisedPosition(0)
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low())
+            .lastLogTerm(0);
         return send(to, vote.encodedLength());
     }
 
@@ -147,7 +150,7 @@ final class MemberProtocolPublisher
      */
     boolean holdings(
         final int to, final long term, final int voterId, final long candidateTerm, final long round,
-        final boolean known, final long logPosition, final long promisedPosition)
+        final boolean known, final long logPosition, final long lastLogTerm, final long promisedPosition)
     {
         vote.wrapAndApplyHeader(buffer, 0, header)
             .term(term)
@@ -161,7 +164,10 @@ final class MemberProtocolPublisher
             .holdingsKnown(bool(known))
             .configVersion(membership.version())
             .logPosition(logPosition)
-            .promisedPosition(promisedPosition);
+            .promisedPosition(promisedPosition)
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low())
+            .lastLogTerm(lastLogTerm);
         return send(to, vote.encodedLength());
     }
 

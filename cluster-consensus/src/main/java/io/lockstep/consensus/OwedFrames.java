@@ -10,21 +10,25 @@ package io.lockstep.consensus;
  *     <li>each election timeout in which it owes frames and hears no leader, it asks every other voter, in a
  *     numbered round, how far its log reaches (frames not yet written included) and what it promised;</li>
  *     <li>once every other voter has answered the round, each on the same configuration and each able to vouch for
- *     its answer (not new, wiped or restored, and its promise not lost), a position past every other voter's log and
- *     promise was held by this member alone. A frame ending past it was never committed (that takes a majority),
+ *     its answer (not new or wiped, of this member's own sealed cluster identity, its promise not lost), and if the
+ *     other voters are a quorum by themselves, a position past every other voter's log and promise was held by
+ *     this member alone. A frame ending past it was never committed (that takes a majority),
  *     and never can be: no one holds it to send it on, and a leader still counting this member's old
  *     acknowledgement of it would itself hold it, and would have said so. The promise comes down to that reach,
  *     or to the log's end if the log reaches further, and if that covers the log the member no longer owes and
  *     may stand;</li>
- *     <li>what is left may have been committed. Where no voter's log reaches (from the furthest log to the
- *     promise), those frames are held nowhere the cluster can read them: the member says so, naming the positions
- *     and the voters that may have acknowledged them, and an operator decides (restore the cluster from a backup,
- *     or accept the loss). Otherwise a voter that holds them can still lead, and the member waits for it.</li>
+ *     <li>what is left may have been committed. If no other voter's log is as up to date as the promise, those
+ *     frames are held nowhere the cluster can read them: the member says so, naming the positions and the voters
+ *     that may have acknowledged them, and an operator decides (restore the cluster from a backup, or accept the
+ *     loss). Otherwise a voter that holds them can still lead, and the member waits for it.</li>
  * </ul>
  * Every other voter must answer, not a majority: with five members a majority would leave room for a voter that
  * holds the frame and has not answered, and counting every voter needs no new term to fence off a leader of an
  * older one. Answers to an older round, or given while this member's promise was another, are ignored: they may
- * describe logs from before the loss. Member thread only, no I/O: the agent sends what {@link #ask} builds.
+ * describe logs from before the loss. The other voters are trusted to answer truly, as Raft trusts their votes: a
+ * member whose data was rolled back (a file copy, a backup restored into one member) can make this one release
+ * frames that were committed. Member thread only; it sends through the publisher, and lowering the promise writes
+ * and forces the promise file, as a conflict cut does.
  */
 final class OwedFrames
 {
@@ -42,10 +46,17 @@ final class OwedFrames
     private long round;
     private long askedPromisedPosition = -1;
     private long askedPromisedTerm;
+    /** The range last named as held nowhere (named once, not every round). */
+    private long namedFrom = -1;
+    private long namedTo = -1;
+    /** Why the last round could not decide, and for which voters (said once per change). */
+    private long undecidedBy;
+    private String undecidedWhy = "";
     private final long[] answeredRound = new long[ConsensusConfig.MAX_MEMBERS];
-    private final boolean[] known = new boolean[ConsensusConfig.MAX_MEMBERS];
+    private final boolean[] vouched = new boolean[ConsensusConfig.MAX_MEMBERS];
     private final long[] answeredVersion = new long[ConsensusConfig.MAX_MEMBERS];
     private final long[] logPosition = new long[ConsensusConfig.MAX_MEMBERS];
+    private final long[] lastLogTerm = new long[ConsensusConfig.MAX_MEMBERS];
     private final long[] promisedPosition = new long[ConsensusConfig.MAX_MEMBERS];
 
     OwedFrames(
@@ -73,9 +84,11 @@ final class OwedFrames
      *
      * @return 1: work done.
      */
-    int ask(final PeerState[] peers, final long term)
+    int ask(final PeerState[] peers, final long term, final long nowNs)
     {
-        round++;
+        sayWhyUndecided(unanswered(), "no answer");
+        // From the clock, not from 1: a round number is never reused by the next process of this member.
+        round = Math.max(round + 1, nowNs);
         askedPromisedPosition = log.promisedPosition();
         askedPromisedTerm = log.promisedTerm();
         for (final PeerState peer : peers)
@@ -90,14 +103,16 @@ final class OwedFrames
 
     /**
      * Another member's question: say what this one holds. What it may have acknowledged is vouched for only by a
-     * member that took part all along (not new, wiped or restored) with its promise kept.
+     * member that took part all along (not new or wiped), whose identity is sealed (it has held a committed entry
+     * under it: a restored backup has not, until it follows a leader), with its promise kept.
      */
-    void answer(final int askerId, final long term, final long askerTerm, final long askerRound)
+    void onQuestion(final int askerId, final long term, final long askerTerm, final long askerRound)
     {
         if (membership.isMember(memberId))
         {
             publisher.holdings(askerId, term, memberId, askerTerm, askerRound,
-                formation.mayElect() && null == log.promiseLost(), log.pendingPosition(), log.promisedPosition());
+                formation.mayElect() && formation.identity().sealed() && null == log.promiseLost(),
+                log.pendingPosition(), termIndex.lastTerm(), log.promisedPosition());
         }
     }
 
@@ -107,9 +122,10 @@ final class OwedFrames
     void onAnswer(
         final int voterId,
         final long answerRound,
-        final boolean answerKnown,
+        final boolean vouched,
         final long configVersion,
         final long answerLogPosition,
+        final long answerLastLogTerm,
         final long answerPromisedPosition)
     {
         if (answerRound != round || voterId == memberId || voterId < 0 || voterId >= ConsensusConfig.MAX_MEMBERS)
@@ -117,9 +133,10 @@ final class OwedFrames
             return;
         }
         answeredRound[voterId] = answerRound;
-        known[voterId] = answerKnown;
+        this.vouched[voterId] = vouched;
         answeredVersion[voterId] = configVersion;
         logPosition[voterId] = answerLogPosition;
+        lastLogTerm[voterId] = answerLastLogTerm;
         promisedPosition[voterId] = answerPromisedPosition;
         if (allAnswered())
         {
@@ -136,12 +153,40 @@ final class OwedFrames
         }
     }
 
-    private boolean allAnswered()
+    /**
+     * A round that cannot decide says why in the member's log, once for each change of reason (not every round): an
+     * operator waiting on it knows whom to start or fix.
+     */
+    private void sayWhyUndecided(final long members, final String why)
     {
-        final long voters = membership.voters();
+        if (0 == members || (members == undecidedBy && why.equals(undecidedWhy)))
+        {
+            return;
+        }
+        undecidedBy = members;
+        undecidedWhy = why;
+        LOGGER.log(System.Logger.Level.WARNING, "member {0} owes frames and cannot yet tell whether they were " +
+            "committed: {1} from voters {2}", memberId, why, ClusterFormation.describe(members));
+    }
+
+    private long unanswered()
+    {
+        long members = 0;
         for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
         {
-            if (id != memberId && 0 != (voters & (1L << id)) && answeredRound[id] != round)
+            if (isOtherVoter(id) && answeredRound[id] != round && round > 0)
+            {
+                members |= 1L << id;
+            }
+        }
+        return members;
+    }
+
+    private boolean allAnswered()
+    {
+        for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
+        {
+            if (isOtherVoter(id) && answeredRound[id] != round)
             {
                 return false;
             }
@@ -152,30 +197,37 @@ final class OwedFrames
     private void decide()
     {
         final long promised = log.promisedPosition();
-        if (promised != askedPromisedPosition || log.promisedTerm() != askedPromisedTerm)
+        if (promised != askedPromisedPosition || log.promisedTerm() != askedPromisedTerm ||
+            !LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
         {
-            return; // the promise moved since the question: the answers may not cover what it owes now
+            return; // the promise moved since the question, or nothing is owed now: the answers are for another
         }
-        final long voters = membership.voters();
+        if (Long.bitCount(membership.voters()) - 1 < membership.quorum())
+        {
+            // The others' word outweighs this member's acknowledgement only if they alone are a quorum. With two
+            // voters, a peer rolled back (a file copy, a restored backup) would otherwise make this one drop frames
+            // both had committed, where Raft would wait; and a voter added with the lost frames (two voters becoming
+            // three) could have made a majority with this member alone, unasked.
+            return;
+        }
         long reach = 0;
-        long logReach = 0;
         for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
         {
-            if (id == memberId || 0 == (voters & (1L << id)))
+            if (isOtherVoter(id))
             {
-                continue;
+                if (!vouched[id] || answeredVersion[id] != membership.version())
+                {
+                    // An answer nobody can vouch for, or another configuration: the frames stay owed.
+                    sayWhyUndecided(1L << id, vouched[id] ? "another configuration" : "cannot vouch for its answer");
+                    return;
+                }
+                reach = Math.max(reach, Math.max(logPosition[id], promisedPosition[id]));
             }
-            if (!known[id] || answeredVersion[id] != membership.version())
-            {
-                return; // an answer nobody can vouch for, or another configuration: the frames stay owed
-            }
-            reach = Math.max(reach, Math.max(logPosition[id], promisedPosition[id]));
-            logReach = Math.max(logReach, logPosition[id]);
         }
         final long end = log.pendingPosition();
-        if (reach < promised)
+        final long to = Math.max(end, reach);
+        if (to < promised)
         {
-            final long to = Math.max(end, reach);
             // At the log's end, the term of its last frame; between the end and the promise, the frame's term is
             // unknown and the promise's is kept: no lower than the truth, so a voter is never less strict.
             log.lowerPromise(to, to == end ? termIndex.lastTerm() : askedPromisedTerm);
@@ -184,33 +236,54 @@ final class OwedFrames
                 "{2,number,#}: the log and promise of every other voter end at or below {3,number,#}, so they " +
                 "were never committed", memberId, to, promised, reach);
         }
-        if (!LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
+        if (LogOrder.owesPromisedFrames(log, termIndex.lastTerm()))
         {
-            return;
-        }
-        final long heldTo = Math.max(end, logReach);
-        if (heldTo < log.promisedPosition())
-        {
-            metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, 1);
-            errors.record("lost-frames", "member " + memberId + " owes log frames from position " + heldTo + " to " +
-                log.promisedPosition() + " that may have been committed, and no voter's log reaches them: this " +
-                "member and " + acknowledgedBy(heldTo) + " may have acknowledged them and lost them; the cluster " +
-                "waits: restore it from a backup that holds them, or accept their loss (deploy guide, frames lost " +
-                "on several members)");
+            reportIfHeldNowhere(end);
         }
     }
 
-    private String acknowledgedBy(final long heldTo)
+    /**
+     * What is still owed may have been committed. If no other voter's log is as up to date as the promise (Raft's
+     * order: last term, then position), no one can win this member's vote, and no one can send it the frames: the
+     * cluster waits for an operator. Named once per range, not every round.
+     */
+    private void reportIfHeldNowhere(final long end)
     {
-        final StringBuilder members = new StringBuilder();
-        final long voters = membership.voters();
+        boolean heldSomewhere = false;
         for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
         {
-            if (id != memberId && 0 != (voters & (1L << id)) && promisedPosition[id] > heldTo)
+            heldSomewhere |= isOtherVoter(id) && LogOrder.atLeastAsUpToDate(lastLogTerm[id], logPosition[id],
+                log.promisedTerm(), log.promisedPosition());
+        }
+        metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, heldSomewhere ? 0 : 1);
+        if (!heldSomewhere && (end != namedFrom || log.promisedPosition() != namedTo))
+        {
+            namedFrom = end;
+            namedTo = log.promisedPosition();
+            final String what = "member " + memberId + " owes log frames from position " + end + " to " + namedTo +
+                " that may have been committed, and no voter's log holds them all: this member and " +
+                acknowledgedBy(end) + " may have acknowledged them and lost them; the cluster waits: restore it " +
+                "from a backup that holds them, or accept their loss (deploy guide, frames lost on several members)";
+            LOGGER.log(System.Logger.Level.ERROR, what);
+            errors.record("lost-frames", what);
+        }
+    }
+
+    private String acknowledgedBy(final long end)
+    {
+        final StringBuilder members = new StringBuilder();
+        for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
+        {
+            if (isOtherVoter(id) && promisedPosition[id] > end)
             {
                 members.append(members.length() == 0 ? "member " : ", member ").append(id);
             }
         }
         return members.length() == 0 ? "no other member" : members.toString();
+    }
+
+    private boolean isOtherVoter(final int id)
+    {
+        return id != memberId && 0 != (membership.voters() & (1L << id));
     }
 }

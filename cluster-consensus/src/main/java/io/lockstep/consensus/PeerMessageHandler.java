@@ -82,7 +82,7 @@ final class PeerMessageHandler
         if (requestVote.holdingsRound() > 0)
         {
             // Not a vote: a member that owes lost frames asks what this one holds.
-            owedFrames.answer(requestVote.candidateId(), agent.term(), requestVote.term(),
+            owedFrames.onQuestion(requestVote.candidateId(), agent.term(), requestVote.term(),
                 requestVote.holdingsRound());
             return;
         }
@@ -104,7 +104,8 @@ final class PeerMessageHandler
             {
                 // An answer to this member's question about frames it owes, not a vote (see OwedFrames).
                 owedFrames.onAnswer(vote.voterId(), vote.holdingsRound(),
-                    BooleanType.TRUE == vote.holdingsKnown(), vote.configVersion(), vote.logPosition(),
+                    BooleanType.TRUE == vote.holdingsKnown() && formation.isOwnCluster(vote.clusterIdHigh(),
+                    vote.clusterIdLow()), vote.configVersion(), vote.logPosition(), vote.lastLogTerm(),
                     vote.promisedPosition());
                 return;
             }

@@ -79,6 +79,7 @@ class ContainerFailoverIT
             load.client(client);
             assertTrue(client.awaitConnected(10_000));
             load.runFor(1000);
+            load.resetSilence(); // the fault's cost, not the first second of a cold cluster and client
             faults.inject(cluster, client, load, leader);
             load.finishAndCheck(20_000, name);
             figure(name, load);

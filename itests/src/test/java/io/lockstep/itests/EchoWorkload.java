@@ -135,15 +135,14 @@ final class EchoWorkload implements ClusterClient.EgressListener
                 failed[0] = t;
             }
         }, "echo-workload-action");
+        thread.setDaemon(true); // one that overran is left behind, never keeps the test's JVM alive
         thread.start();
         final boolean finished = runUntil(() -> !thread.isAlive(), maxMillis);
-        try
+        if (!finished)
         {
-            thread.join(finished ? 1000 : 1);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
+            thread.interrupt();
+            throw new AssertionError("the action run during the load did not finish within " + maxMillis +
+                " ms; it was at " + Arrays.toString(thread.getStackTrace()));
         }
         if (null != failed[0])
         {

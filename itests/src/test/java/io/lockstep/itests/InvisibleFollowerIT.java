@@ -12,9 +12,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.lockstep.itests.ClusterProbes.caughtUp;
-import static io.lockstep.itests.ClusterProbes.leader;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -60,7 +60,7 @@ class InvisibleFollowerIT
                 for (int trial = 0; trial < 2 * TRIALS; trial++)
                 {
                     final boolean wipe = 1 == trial % 2;
-                    final int follower = (leader(admin) + 1 + trial % 2) % 3;
+                    final int follower = (admin.awaitLeader(20_000) + 1 + trial % 2) % 3;
                     load.resetSilence();
                     cluster.kill(follower);
                     if (wipe)
@@ -102,6 +102,7 @@ class InvisibleFollowerIT
             {
                 throw new AssertionError("member " + member + " did not catch up within 25 s");
             }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // a status round a while, not a flood
         }
     }
 

@@ -8,6 +8,8 @@ import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
 import io.lockstep.consensus.codecs.RequestVoteDecoder;
+import io.lockstep.consensus.codecs.RequestVoteEncoder;
+import io.lockstep.consensus.codecs.VoteDecoder;
 import io.lockstep.consensus.codecs.VoteEncoder;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
 import org.agrona.DirectBuffer;
@@ -43,6 +45,8 @@ class OwedFramesTest
     private final ArrayDeque<byte[]> inbound = new ArrayDeque<>();
     private final ArrayDeque<Integer> inboundFrom = new ArrayDeque<>();
     private final MemoryElectionState electionState = new MemoryElectionState();
+    /** The cluster identity the answers carry (the member's own is 7, 9). */
+    private long answerIdentityHigh = 7;
     private long nowNs = 1_000_000_000L;
     private ArchiveRaftLog log;
     private ConsensusAgent member;
@@ -68,7 +72,7 @@ class OwedFramesTest
             segment.seek(5000);
             segment.write(segment.read() ^ 0x10);
         }
-        electionState.saveIdentity(ClusterIdentity.FORMED_BEFORE_IDENTITIES);
+        electionState.saveIdentity(new ClusterIdentity(7, 9, true, true));
         electionState.save(3, ElectionStateStore.NO_VOTE);
         log = new ArchiveRaftLog(config);
         cut = log.pendingPosition();
@@ -111,12 +115,13 @@ class OwedFramesTest
         answer(2, next, true, 0, 200, 200);
         answer(3, next, true, 0, 300, 300);
         assertEquals(cut, log.promisedPosition(), "the next round finds no one past its log: it owes nothing");
+        assertEquals(3, log.promisedTerm(), "the term of its log's last frame");
         member.doWork();
         assertEquals(0, member.metrics().get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE));
     }
 
     @Test
-    void anAnswerNoOneCanVouchForAnotherConfigurationOrAnOldRoundReleasesNothing()
+    void anAnswerNoOneCanVouchForAnotherConfigurationAnOldRoundOrAnotherClusterReleasesNothing()
     {
         final long round = ask();
         answer(0, round, true, 0, 0, 0);
@@ -132,12 +137,19 @@ class OwedFramesTest
         answer(3, second, true, 7, 0, 0);
         assertEquals(promised, log.promisedPosition(), "a voter on another configuration");
 
-        ask();
+        final long third = ask();
         for (int id = 0; id < 4; id++)
         {
             answer(id, second, true, 0, 0, 0);
         }
         assertEquals(promised, log.promisedPosition(), "answers to an older round may describe logs before a loss");
+
+        answerIdentityHigh = 8;
+        for (int id = 0; id < 4; id++)
+        {
+            answer(id, third, true, 0, 0, 0);
+        }
+        assertEquals(promised, log.promisedPosition(), "voters of another cluster, at the configured addresses");
         assertEquals(0, member.metrics().get(MemberMetrics.OWED_FRAMES_RELEASED));
     }
 
@@ -153,6 +165,36 @@ class OwedFramesTest
         assertEquals(1, member.metrics().get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE));
         final String named = member.errors().recent().get(0).message();
         assertTrue(named.contains("from position " + cut + " to " + promised) && named.contains("member 0"), named);
+    }
+
+    @Test
+    void aQuestionIsAnsweredWithWhatTheLogHoldsAndIsNoVote()
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final RequestVoteEncoder question = new RequestVoteEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).term(9).candidateId(1).lastLogTerm(3)
+            .lastLogPosition(cut + 100_000).preVote(BooleanType.TRUE).transfer(BooleanType.FALSE).configEpoch(0)
+            .holdingsRound(77);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + question.encodedLength()];
+        buffer.getBytes(0, bytes);
+        sent.clear();
+        inbound.add(bytes);
+        inboundFrom.add(1);
+        member.doWork();
+
+        final UnsafeBuffer answer = new UnsafeBuffer(sent.get(0));
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(answer, 0);
+        final VoteDecoder vote = new VoteDecoder().wrap(answer, MessageHeaderDecoder.ENCODED_LENGTH,
+            header.blockLength(), header.version());
+        assertEquals(77, vote.holdingsRound());
+        assertEquals(BooleanType.FALSE, vote.granted(), "a question is no vote, whatever the asker's log");
+        assertEquals(BooleanType.TRUE, vote.holdingsKnown(), "a member of a sealed cluster with its promise");
+        assertEquals(cut, vote.logPosition());
+        assertEquals(3, vote.lastLogTerm());
+        assertEquals(promised, vote.promisedPosition());
+        assertEquals(7, vote.clusterIdHigh());
+        assertEquals(3, member.term(), "answering raises no term");
+        assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor(), "and casts no vote");
     }
 
     /** The member's election timeout passes with no leader: it asks every other voter. @return the round. */
@@ -190,7 +232,7 @@ class OwedFramesTest
             .term(3).voterId(voter).candidateTerm(4).granted(BooleanType.FALSE).preVote(BooleanType.TRUE)
             .configEpoch(0).mayElect(BooleanType.TRUE).holdingsRound(round).holdingsKnown(known ?
                 BooleanType.TRUE : BooleanType.FALSE).configVersion(configVersion).logPosition(logPosition)
-            .promisedPosition(promisedPosition);
+            .promisedPosition(promisedPosition).clusterIdHigh(answerIdentityHigh).clusterIdLow(9).lastLogTerm(3);
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + vote.encodedLength()];
         buffer.getBytes(0, bytes);
         inbound.add(bytes);

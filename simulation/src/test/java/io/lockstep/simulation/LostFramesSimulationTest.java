@@ -82,5 +82,10 @@ class LostFramesSimulationTest
         assertEquals(runs[1][1], served[1][1], "five members, one damaged: every seed serves again");
         assertEquals(runs[1][2], served[1][2], "five members, two damaged: every seed serves again");
         assertTrue(releases > 0, "no member ever released frames no one else held");
+        if (runs[0][3] >= 100)
+        {
+            // Three members all damaged serve again only where a member released frames only it had held.
+            assertTrue(served[0][3] > 0, "three members, all damaged: no seed served again");
+        }
     }
 }
