@@ -190,14 +190,17 @@ class ContainerFailoverIT
         {
             scenario("full-cluster restart (all SIGKILLed)", cluster, (c, client, load, leader) ->
             {
-                for (int i = 0; i < 3; i++)
+                assertTrue(load.during(() ->
                 {
-                    c.kill(i);
-                }
-                for (int i = 0; i < 3; i++)
-                {
-                    c.restart(i);
-                }
+                    for (int i = 0; i < 3; i++)
+                    {
+                        c.kill(i);
+                    }
+                    for (int i = 0; i < 3; i++)
+                    {
+                        c.restart(i);
+                    }
+                }, 60_000), "all three killed and restarted");
                 assertTrue(load.runUntil(client::isConnected, 15_000), "the session resumes after the restart");
                 load.runFor(1000);
             });

@@ -49,7 +49,9 @@ final class DroppedConnectionLog
             heldBack++;
             return false;
         }
-        LOGGER.log(level, "member {0} dropped connection to {1}: {2}", selfId, peer, reason);
+        // Ids as plain digits (a client's endpoint is 1048576 and up), not grouped as numbers are by default.
+        LOGGER.log(level, "member {0} dropped connection to {1}: {2}", Integer.toString(selfId),
+            peer instanceof Number n ? Long.toString(n.longValue()) : peer, reason);
         return true;
     }
 
