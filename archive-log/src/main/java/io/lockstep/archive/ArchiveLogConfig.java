@@ -39,6 +39,7 @@ public final class ArchiveLogConfig
     private DurabilityPolicy durability = DurabilityPolicy.NONE;
     private long backgroundSyncIntervalMs = DEFAULT_BACKGROUND_SYNC_INTERVAL_MS;
     private long initialPromisePosition = -1;
+    private FrameHandler recoveryHandler;
     private long initialPromiseTerm = -1;
     private Path slowSyncFile;
 
@@ -80,6 +81,25 @@ public final class ArchiveLogConfig
         this.initialPromisePosition = position;
         this.initialPromiseTerm = term;
         return this;
+    }
+
+    /**
+     * Give every frame recovery checks when the log opens to a handler as well, in log order: a caller that needs
+     * something from every frame at start (where terms start, say) then reads the log once, not twice. Only frames
+     * below the end recovery settles on are given, but a purge or reset after open can still move the start or end.
+     *
+     * @param handler given each frame; null for none. Called on the opening thread, during the open.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig recoveryHandler(final FrameHandler handler)
+    {
+        this.recoveryHandler = handler;
+        return this;
+    }
+
+    FrameHandler recoveryHandler()
+    {
+        return recoveryHandler;
     }
 
     long initialPromisePosition()

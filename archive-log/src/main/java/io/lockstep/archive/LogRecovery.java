@@ -28,7 +28,7 @@ final class LogRecovery
         final ArchiveLogConfig config, final LogDescriptorFile.Values values, final PromiseFile promise)
     {
         final RecoveryReport report = new LogScanner(config.directory(), values, promise.position())
-            .scan(true, false, null);
+            .scan(true, false, config.recoveryHandler());
         if (report.hasTornTail())
         {
             cutTail(config.directory(), report, values.segmentLength());

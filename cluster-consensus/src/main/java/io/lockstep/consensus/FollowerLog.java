@@ -365,7 +365,7 @@ final class FollowerLog
             // the start, so that "the term at the start" is that term and the first stored frame still starts a term.
             termIndex.onFrame(log.startTerm(), log.startPosition() - 1);
         }
-        log.scan((position, frameTerm, frameType, buffer, frameOffset) ->
+        log.scanAtOpen((position, frameTerm, frameType, buffer, frameOffset) ->
         {
             termIndex.onFrame(frameTerm, position);
             logClock.observeFrame(buffer, frameOffset, frameType);

@@ -196,5 +196,16 @@ public interface RaftLog extends BlockSource
      */
     void scan(FrameVisitor visitor);
 
+    /**
+     * The member's pass over its log at start: given at least the frames that start a term (padding included),
+     * every membership change and the frame with the latest log time, in log order. The default gives every frame
+     * ({@link #scan}); a log that noted those frames while recovery checked them as it opened gives only those, and
+     * so is read once at start, not twice.
+     */
+    default void scanAtOpen(final FrameVisitor visitor)
+    {
+        scan(visitor);
+    }
+
     void close();
 }

@@ -9,6 +9,7 @@ import io.lockstep.archive.LogReader;
 import io.lockstep.consensus.BlockSource;
 import io.lockstep.consensus.RaftLog;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.LongArrayList;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -76,6 +77,8 @@ public final class ArchiveRaftLog implements RaftLog
     private boolean hurry;
     private ArchiveLog log;
     private LogReader reader;
+    /** What recovery noted as the log opened, for the member's pass at start (once; null after). */
+    private RecoveredFrames recovered = new RecoveredFrames();
     /** Where the log starts and the term there, as of the last purge or reset (saved to the base file after). */
     private volatile RuntimeException purgeError;
     private long basePosition;
@@ -114,7 +117,10 @@ public final class ArchiveRaftLog implements RaftLog
             inheritPromise(discardedDirectory());
         }
         deleteTree(discardedDirectory());
+        config.recoveryHandler(recovered);
         this.log = ArchiveLog.open(config);
+        config.recoveryHandler(null);
+        recovered.opened(log.startPosition(), log.pendingPosition());
         if (base.position() > log.startPosition())
         {
             LOGGER.log(System.Logger.Level.INFO, "finishing an interrupted purge of {0} to {1}", directory,
@@ -233,6 +239,7 @@ public final class ArchiveRaftLog implements RaftLog
     public void reset(final long position, final long term)
     {
         damageRepaired(0); // the whole log goes, and any damaged frame in it
+        recovered = null;
         awaitPurges();
         log.flush();
         // Frames the old log may have acknowledged stay owed in the new one, until the cluster sends them again.
@@ -550,6 +557,36 @@ public final class ArchiveRaftLog implements RaftLog
         public void close()
         {
             reader.close();
+        }
+    }
+
+    @Override
+    public void scanAtOpen(final FrameVisitor visitor)
+    {
+        final LongArrayList frames = null == recovered ? null : recovered.framesToRead(this);
+        recovered = null; // once: what it noted describes the log as it opened
+        if (null == frames)
+        {
+            scan(visitor);
+            return;
+        }
+        try (LogReader one = log.newReader(log.startPosition()))
+        {
+            final long[] wanted = new long[1];
+            final BlockHandler firstFrame = (buffer, offset, length, startPosition, endPosition) ->
+            {
+                if (startPosition == wanted[0])
+                {
+                    visitor.onFrame(startPosition, buffer.getLong(offset + TERM_OFFSET, LITTLE_ENDIAN),
+                        buffer.getInt(offset + TYPE_OFFSET, LITTLE_ENDIAN), buffer, offset);
+                }
+            };
+            for (int i = 0; i < frames.size(); i++)
+            {
+                wanted[0] = frames.getLong(i);
+                one.seek(wanted[0]);
+                one.readBlock(firstFrame, Long.MAX_VALUE, 1);
+            }
         }
     }
 
