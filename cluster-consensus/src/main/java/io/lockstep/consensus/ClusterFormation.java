@@ -55,17 +55,6 @@ final class ClusterFormation
         this.membership = membership;
         this.errors = errors;
         this.identity = store.identity();
-        if (null != log.promiseLost() && identity.sealed())
-        {
-            // The log may have lost frames this member acknowledged, and its promise no longer says how far: until
-            // it holds a commit of a leader's term again (onCommit seals it), it cannot vouch for what it holds
-            // when a member that owes frames asks (OwedFrames), and the unsealed identity, kept in election.state,
-            // says so across restarts.
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: its log''s promise was lost ({1}); it answers " +
-                "what it holds as unknown until it holds a commit of a leader''s term again", memberId,
-                log.promiseLost());
-            save(new ClusterIdentity(identity.high(), identity.low(), identity.mayElect(), false));
-        }
         if (!identity.mayElect() && otherMembers() == 0 && membership.isVoter(memberId))
         {
             found(); // a cluster of one: there is no one to ask, and no one else's data to lose

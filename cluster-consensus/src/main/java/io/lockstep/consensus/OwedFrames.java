@@ -49,9 +49,11 @@ final class OwedFrames
     /** The range last named as held nowhere (named once, not every round). */
     private long namedFrom = -1;
     private long namedTo = -1;
-    /** Why the last round could not decide, and for which voters (said once per change). */
-    private long undecidedBy;
-    private String undecidedWhy = "";
+    /** Why the last round could not decide (said once per change): voters unanswered, unvouched, elsewhere. */
+    private long saidUnanswered;
+    private long saidUnvouched;
+    private long saidOtherConfiguration;
+    private boolean saidTooFewVoters;
     private final long[] answeredRound = new long[ConsensusConfig.MAX_MEMBERS];
     private final boolean[] vouched = new boolean[ConsensusConfig.MAX_MEMBERS];
     private final long[] answeredVersion = new long[ConsensusConfig.MAX_MEMBERS];
@@ -86,8 +88,22 @@ final class OwedFrames
      */
     int ask(final PeerState[] peers, final long term, final long nowNs)
     {
-        sayWhyUndecided(unanswered(), "no answer");
-        // From the clock, not from 1: a round number is never reused by the next process of this member.
+        if (!othersAreAQuorum())
+        {
+            if (!saidTooFewVoters)
+            {
+                saidTooFewVoters = true;
+                LOGGER.log(System.Logger.Level.WARNING, "member {0} owes frames and does not ask the others " +
+                    "whether they were committed: the other voters are not a quorum by themselves", memberId);
+            }
+            return 0;
+        }
+        final long unanswered = unanswered();
+        if (0 != unanswered)
+        {
+            sayWhyUndecided(unanswered, 0, 0);
+        }
+        // From the clock, not from 1: a round number is not reused by the next process of this member.
         round = Math.max(round + 1, nowNs);
         askedPromisedPosition = log.promisedPosition();
         askedPromisedTerm = log.promisedTerm();
@@ -144,29 +160,42 @@ final class OwedFrames
         }
     }
 
-    /** No longer owing (frames came back from a leader, or the promise came down): nothing is held nowhere. */
+    /**
+     * No longer owing (frames came back from a leader, or the promise came down): nothing is held nowhere, and a
+     * later loss is named and explained afresh.
+     */
     void onDutyCycle(final boolean owes)
     {
-        if (!owes && 0 != metrics.get(MemberMetrics.OWED_FRAMES_HELD_NOWHERE))
+        if (!owes && askedPromisedPosition >= 0)
         {
             metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, 0);
+            askedPromisedPosition = -1;
+            namedFrom = -1;
+            namedTo = -1;
+            saidUnanswered = 0;
+            saidUnvouched = 0;
+            saidOtherConfiguration = 0;
         }
     }
 
     /**
-     * A round that cannot decide says why in the member's log, once for each change of reason (not every round): an
-     * operator waiting on it knows whom to start or fix.
+     * A round that cannot decide says why in the member's log, once for each change (not every round): an operator
+     * waiting on it knows whom to start or fix.
      */
-    private void sayWhyUndecided(final long members, final String why)
+    private void sayWhyUndecided(final long unanswered, final long unvouched, final long otherConfiguration)
     {
-        if (0 == members || (members == undecidedBy && why.equals(undecidedWhy)))
+        if (unanswered == saidUnanswered && unvouched == saidUnvouched && otherConfiguration == saidOtherConfiguration)
         {
             return;
         }
-        undecidedBy = members;
-        undecidedWhy = why;
+        saidUnanswered = unanswered;
+        saidUnvouched = unvouched;
+        saidOtherConfiguration = otherConfiguration;
         LOGGER.log(System.Logger.Level.WARNING, "member {0} owes frames and cannot yet tell whether they were " +
-            "committed: {1} from voters {2}", memberId, why, ClusterFormation.describe(members));
+            "committed: no answer from voters {1}; answers it cannot count (new, wiped or restored members, a lost " +
+            "promise, another cluster) from {2}; another configuration at {3}", memberId,
+            ClusterFormation.describe(unanswered), ClusterFormation.describe(unvouched),
+            ClusterFormation.describe(otherConfiguration));
     }
 
     private long unanswered()
@@ -202,29 +231,29 @@ final class OwedFrames
         {
             return; // the promise moved since the question, or nothing is owed now: the answers are for another
         }
-        if (Long.bitCount(membership.voters()) - 1 < membership.quorum())
-        {
-            // The others' word outweighs this member's acknowledgement only if they alone are a quorum. With two
-            // voters, a peer rolled back (a file copy, a restored backup) would otherwise make this one drop frames
-            // both had committed, where Raft would wait; and a voter added with the lost frames (two voters becoming
-            // three) could have made a majority with this member alone, unasked.
-            return;
-        }
+        final long end = log.pendingPosition();
+        long unvouched = 0;
+        long otherConfiguration = 0;
         long reach = 0;
         for (int id = 0; id < ConsensusConfig.MAX_MEMBERS; id++)
         {
             if (isOtherVoter(id))
             {
-                if (!vouched[id] || answeredVersion[id] != membership.version())
-                {
-                    // An answer nobody can vouch for, or another configuration: the frames stay owed.
-                    sayWhyUndecided(1L << id, vouched[id] ? "another configuration" : "cannot vouch for its answer");
-                    return;
-                }
+                unvouched |= vouched[id] ? 0 : 1L << id;
+                otherConfiguration |= answeredVersion[id] != membership.version() ? 1L << id : 0;
                 reach = Math.max(reach, Math.max(logPosition[id], promisedPosition[id]));
             }
         }
-        final long end = log.pendingPosition();
+        if (0 != (unvouched | otherConfiguration))
+        {
+            // The frames stay owed; whether anyone's log holds them can still be said.
+            sayWhyUndecided(0, unvouched, otherConfiguration);
+            reportIfHeldNowhere(end);
+            return;
+        }
+        saidUnanswered = 0;
+        saidUnvouched = 0;
+        saidOtherConfiguration = 0;
         final long to = Math.max(end, reach);
         if (to < promised)
         {
@@ -240,6 +269,17 @@ final class OwedFrames
         {
             reportIfHeldNowhere(end);
         }
+    }
+
+    /**
+     * The others' word outweighs this member's acknowledgement only if they alone are a quorum. With two voters, a
+     * peer rolled back (a file copy, a restored backup) would otherwise make this one drop frames both had
+     * committed, where Raft would wait; and a voter added with the lost frames (two voters becoming three) could have
+     * made a majority with this member alone, unasked.
+     */
+    private boolean othersAreAQuorum()
+    {
+        return Long.bitCount(membership.voters() & ~(1L << memberId)) >= membership.quorum();
     }
 
     /**

@@ -119,7 +119,8 @@ final class EchoWorkload implements ClusterClient.EgressListener
      * Keep sending and polling while an action that blocks (a member's restart, which waits until it listens) runs
      * on a thread of its own: what the client sees meanwhile is the member's doing, not the harness's pause.
      *
-     * @return true if the action finished within the time, without throwing.
+     * @return true: the action finished within the time without throwing (otherwise this throws, naming where the
+     * action was or what it threw).
      */
     boolean during(final Runnable action, final long maxMillis)
     {

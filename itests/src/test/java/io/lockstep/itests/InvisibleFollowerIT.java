@@ -60,7 +60,9 @@ class InvisibleFollowerIT
                 for (int trial = 0; trial < 2 * TRIALS; trial++)
                 {
                     final boolean wipe = 1 == trial % 2;
-                    final int follower = (admin.awaitLeader(20_000) + 1 + trial % 2) % 3;
+                    final int leader = admin.awaitLeader(20_000);
+                    assertTrue(leader >= 0, "a leader before trial " + trial);
+                    final int follower = (leader + 1 + trial % 2) % 3;
                     load.resetSilence();
                     cluster.kill(follower);
                     if (wipe)

@@ -118,8 +118,14 @@ public final class ArchiveRaftLog implements RaftLog
         }
         deleteTree(discardedDirectory());
         config.recoveryHandler(recovered);
-        this.log = ArchiveLog.open(config);
-        config.recoveryHandler(null);
+        try
+        {
+            this.log = ArchiveLog.open(config);
+        }
+        finally
+        {
+            config.recoveryHandler(null);
+        }
         recovered.opened(log.startPosition(), log.pendingPosition());
         if (base.position() > log.startPosition())
         {
@@ -174,6 +180,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     public long purge(final long position, final LongUnaryOperator termAt)
     {
+        recovered = null; // the notes describe the log as it opened
         final RuntimeException error = purgeError;
         if (null != error)
         {
@@ -472,6 +479,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     public void truncate(final long position)
     {
+        recovered = null; // the notes describe the log as it opened
         log.truncate(position);
         damageRepaired(position); // a damaged frame found at or past the cut is gone with it
     }
