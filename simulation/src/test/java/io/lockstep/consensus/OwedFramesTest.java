@@ -3,7 +3,6 @@ package io.lockstep.consensus;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
@@ -12,7 +11,6 @@ import io.lockstep.consensus.codecs.RequestVoteEncoder;
 import io.lockstep.consensus.codecs.VoteDecoder;
 import io.lockstep.consensus.codecs.VoteEncoder;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,7 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -41,9 +38,7 @@ class OwedFramesTest
     @TempDir
     Path dir;
 
-    private final List<byte[]> sent = new ArrayList<>();
-    private final ArrayDeque<byte[]> inbound = new ArrayDeque<>();
-    private final ArrayDeque<Integer> inboundFrom = new ArrayDeque<>();
+    private final ScriptedTransport transport = new ScriptedTransport();
     private final MemoryElectionState electionState = new MemoryElectionState();
     /** The cluster identity the answers carry (the member's own is 7, 9). */
     private long answerIdentityHigh = 7;
@@ -84,7 +79,7 @@ class OwedFramesTest
             members.add(new Member(i, "h", 1 + i, true));
         }
         member = new ConsensusAgent(ConsensusConfig.of(ME, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
-            new QueueTransport(), log, electionState, new Random(1));
+            transport, log, electionState, new Random(1));
         member.doWork();
     }
 
@@ -177,12 +172,11 @@ class OwedFramesTest
             .holdingsRound(77);
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + question.encodedLength()];
         buffer.getBytes(0, bytes);
-        sent.clear();
-        inbound.add(bytes);
-        inboundFrom.add(1);
+        transport.sent.clear();
+        transport.deliver(1, bytes);
         member.doWork();
 
-        final UnsafeBuffer answer = new UnsafeBuffer(sent.get(0));
+        final UnsafeBuffer answer = new UnsafeBuffer(transport.sent.get(0).bytes());
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(answer, 0);
         final VoteDecoder vote = new VoteDecoder().wrap(answer, MessageHeaderDecoder.ENCODED_LENGTH,
             header.blockLength(), header.version());
@@ -200,14 +194,14 @@ class OwedFramesTest
     /** The member's election timeout passes with no leader: it asks every other voter. @return the round. */
     private long ask()
     {
-        sent.clear();
+        transport.sent.clear();
         nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
         member.doWork();
         long round = -1;
         int asked = 0;
-        for (final byte[] bytes : sent)
+        for (final ScriptedTransport.Sent message : transport.sent)
         {
-            final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+            final UnsafeBuffer buffer = new UnsafeBuffer(message.bytes());
             final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
             if (header.templateId() == RequestVoteDecoder.TEMPLATE_ID)
             {
@@ -235,45 +229,7 @@ class OwedFramesTest
             .promisedPosition(promisedPosition).clusterIdHigh(answerIdentityHigh).clusterIdLow(9).lastLogTerm(3);
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + vote.encodedLength()];
         buffer.getBytes(0, bytes);
-        inbound.add(bytes);
-        inboundFrom.add(voter);
+        transport.deliver(voter, bytes);
         member.doWork();
-    }
-
-    private final class QueueTransport implements Transport
-    {
-        public int poll(final long nowNs, final MessageHandler handler)
-        {
-            int count = 0;
-            while (!inbound.isEmpty())
-            {
-                final byte[] bytes = inbound.poll();
-                handler.onMessage(inboundFrom.poll(), new UnsafeBuffer(bytes), 0, bytes.length);
-                count++;
-            }
-            return count;
-        }
-
-        public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
-        {
-            final byte[] bytes = new byte[length];
-            buffer.getBytes(offset, bytes);
-            sent.add(bytes);
-            return true;
-        }
-
-        public boolean isConnected(final int endpoint)
-        {
-            return true;
-        }
-
-        public int flush(final long nowNs)
-        {
-            return 0;
-        }
-
-        public void close()
-        {
-        }
     }
 }

@@ -3,7 +3,6 @@ package io.lockstep.consensus;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.cluster.transport.Member;
-import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
@@ -11,7 +10,6 @@ import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.codecs.VoteDecoder;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
 import io.lockstep.simulation.SimLog;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,7 +19,6 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -36,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class VoteRulesTest
 {
-    private final List<byte[]> sent = new ArrayList<>();
+    private final ScriptedTransport transport = new ScriptedTransport();
     private final MemoryElectionState electionState = new MemoryElectionState();
     private final SimLog log = new SimLog(64 * 1024);
     private long nowNs = 1_000_000_000L;
@@ -234,7 +231,7 @@ class VoteRulesTest
         final List<Member> members = List.of(
             new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
         final ConsensusAgent wiped = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
-            () -> nowNs, () -> nowNs, new CapturingTransport(), new SimLog(64 * 1024), new MemoryElectionState(),
+            () -> nowNs, () -> nowNs, transport, new SimLog(64 * 1024), new MemoryElectionState(),
             new Random(1));
         wiped.doWork();
         // The cluster was promoted to epoch 1 (members 0, 1 and 2 voting) before this member's data was lost; the
@@ -242,9 +239,9 @@ class VoteRulesTest
         wiped.membershipExchange().onNotice(0, 1, 0, 0b111, 0);
         assertEquals(1, wiped.membership().epoch());
         assertFalse(wiped.clusterIdentity().mayElect(), "a notice is no reason to trust an empty log");
-        sent.clear();
+        transport.sent.clear();
         wiped.onRequestVote(Membership.firstTermOf(1) + 1, 0, 0, 0, false, false);
-        assertTrue(sent.isEmpty(), "no vote from an empty log");
+        assertTrue(transport.sent.isEmpty(), "no vote from an empty log");
     }
 
     private static ArchiveLogConfig logConfig(final Path dir)
@@ -274,7 +271,7 @@ class VoteRulesTest
         final List<Member> members = List.of(
             new Member(0, "h", 1, true), new Member(1, "h", 2, true), new Member(2, "h", 3, true));
         final ConsensusAgent agent = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN),
-            () -> nowNs, () -> nowNs, new CapturingTransport(), raftLog, electionState, new Random(1));
+            () -> nowNs, () -> nowNs, transport, raftLog, electionState, new Random(1));
         agent.doWork();
         return agent;
     }
@@ -302,44 +299,14 @@ class VoteRulesTest
 
     private UnsafeBuffer lastOf(final int templateId)
     {
-        for (int i = sent.size() - 1; i >= 0; i--)
+        for (int i = transport.sent.size() - 1; i >= 0; i--)
         {
-            final UnsafeBuffer buffer = new UnsafeBuffer(sent.get(i));
+            final UnsafeBuffer buffer = new UnsafeBuffer(transport.sent.get(i).bytes());
             if (new MessageHeaderDecoder().wrap(buffer, 0).templateId() == templateId)
             {
                 return buffer;
             }
         }
         throw new AssertionError("no message with template " + templateId + " was sent");
-    }
-
-    private final class CapturingTransport implements Transport
-    {
-        public int poll(final long nowNs, final MessageHandler handler)
-        {
-            return 0;
-        }
-
-        public boolean send(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
-        {
-            final byte[] bytes = new byte[length];
-            buffer.getBytes(offset, bytes);
-            sent.add(bytes);
-            return true;
-        }
-
-        public boolean isConnected(final int endpoint)
-        {
-            return true;
-        }
-
-        public int flush(final long nowNs)
-        {
-            return 0;
-        }
-
-        public void close()
-        {
-        }
     }
 }
