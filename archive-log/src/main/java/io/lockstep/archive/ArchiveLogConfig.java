@@ -84,9 +84,10 @@ public final class ArchiveLogConfig
     }
 
     /**
-     * Give every frame recovery checks when the log opens to a handler as well, in log order: a caller that needs
-     * something from every frame at start (where terms start, say) then reads the log once, not twice. Only frames
-     * below the end recovery settles on are given, but a purge or reset after open can still move the start or end.
+     * Give every frame recovery checks when the log opens (padding frames excepted) to a handler as well, in log
+     * order: a caller that needs something from every frame at start (where terms start, say) then reads the log
+     * once, not twice. Only frames below the end recovery settles on are given, but a purge or reset after open can
+     * still move the start or end.
      *
      * @param handler given each frame; null for none. Called on the opening thread, during the open.
      * @return this for a fluent API.

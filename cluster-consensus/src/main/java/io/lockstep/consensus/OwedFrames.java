@@ -172,6 +172,7 @@ final class OwedFrames
             askedPromisedPosition = -1;
             namedFrom = -1;
             namedTo = -1;
+            saidTooFewVoters = false;
             saidUnanswered = 0;
             saidUnvouched = 0;
             saidOtherConfiguration = 0;

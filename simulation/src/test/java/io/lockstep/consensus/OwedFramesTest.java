@@ -191,6 +191,22 @@ class OwedFramesTest
         assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor(), "and casts no vote");
     }
 
+    @Test
+    void withTwoVotersTheOtherIsNoQuorumAndNobodyIsAsked()
+    {
+        final List<Member> two = List.of(new Member(0, "h", 1, true), new Member(ME, "h", 5, true));
+        final ConsensusAgent pair = new ConsensusAgent(ConsensusConfig.of(ME, two, TimeoutProfile.LAN), () -> nowNs,
+            () -> nowNs, transport, log, electionState, new Random(1));
+        pair.doWork();
+        transport.sent.clear();
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        pair.doWork();
+        assertTrue(transport.sent.stream().noneMatch(m -> RequestVoteDecoder.TEMPLATE_ID ==
+            new MessageHeaderDecoder().wrap(new UnsafeBuffer(m.bytes()), 0).templateId()),
+            "one other voter cannot outweigh this member's acknowledgement: it does not ask");
+        assertEquals(promised, log.promisedPosition());
+    }
+
     /** The member's election timeout passes with no leader: it asks every other voter. @return the round. */
     private long ask()
     {

@@ -82,6 +82,13 @@ class LostFramesSimulationTest
         assertEquals(runs[1][1], served[1][1], "five members, one damaged: every seed serves again");
         assertEquals(runs[1][2], served[1][2], "five members, two damaged: every seed serves again");
         assertTrue(releases > 0, "no member ever released frames no one else held");
+        for (int m = 0; m < 2; m++)
+        {
+            for (int d = 1; d <= 3; d++)
+            {
+                assertEquals(runs[m][d] - served[m][d], named[m][d], "every refusal names what is held nowhere");
+            }
+        }
         if (runs[0][3] >= 100)
         {
             // Three members all damaged serve again only where a member released frames only it had held.
