@@ -121,12 +121,7 @@ public final class ArchiveLog implements AutoCloseable
         {
             throw SegmentFiles.ioError(config.directory(), "cannot create log directory", ex);
         }
-        final int leftovers = SegmentFiles.deleteLeftoverPurges(config.directory());
-        if (leftovers > 0)
-        {
-            LOGGER.log(System.Logger.Level.INFO, "deleted {0} segments left half deleted in {1}", leftovers,
-                config.directory());
-        }
+        SegmentFiles.deleteLeftoverPurges(config.directory());
 
         final LogDescriptorFile.Values values = LogDescriptorFile.openOrCreate(config, true);
         MappingWarmUp.run(config.directory().resolve(LogFormat.DESCRIPTOR_FILE));
@@ -135,20 +130,9 @@ public final class ArchiveLog implements AutoCloseable
         final PromiseFile promise = PromiseFile.open(promiseFile);
         try
         {
-            final ArchiveLog log =
-                new ArchiveLog(config, values, LogRecovery.recover(config, values, promise), promise);
-            final RecoveryReport report = log.recoveryReport;
-            if (DurabilityPolicy.BATCH == config.durability() && !PromiseFile.OK.equals(promiseStatus) &&
-                report.endPosition() > report.startPosition())
-            {
-                // Under BATCH the promise is forced after every batch: one missing or holding nothing beside a log
-                // was lost or damaged. Recovery could not tell damage to acknowledged frames from a torn last write.
-                log.promiseLost = promiseStatus;
-                LOGGER.log(System.Logger.Level.WARNING, "{0} is {1} beside a log of {2} bytes under batch " +
-                    "durability: recovery could not tell damage to frames this member acknowledged from a torn " +
-                    "last write; a new promise was made from what the log holds (lockstep_log_promise_lost=1)",
-                    promiseFile, promiseStatus, report.endPosition() - report.startPosition());
-            }
+            final ArchiveLog log = new ArchiveLog(config, values,
+                LogRecovery.recover(config, values, promise, promiseStatus), promise);
+            log.promiseLost = PromiseLoss.read(config.directory());
             return log;
         }
         catch (final RuntimeException ex)
@@ -619,12 +603,26 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * @return null if the promise file was as it should be at open; else "missing" or "untrusted" (no valid slot),
-     * found beside a non-empty log kept under {@code BATCH}: the promise was lost, and the member says so.
+     * @return null, or how the promise file was found ("missing", "untrusted": no valid slot) beside a non-empty log
+     * kept under {@code BATCH}, at this open or an earlier one ({@link PromiseLoss}): the promise was lost, and
+     * stays lost until {@link #promiseKeptAgain()}.
      */
     public String promiseLost()
     {
         return promiseLost;
+    }
+
+    /**
+     * The log holds a leader's committed log again, so what it acknowledged before the promise was lost no longer
+     * matters: every committed frame is in it. Removes the mark, durably. Writer's thread.
+     */
+    public void promiseKeptAgain()
+    {
+        if (null != promiseLost)
+        {
+            PromiseLoss.forget(directory);
+            promiseLost = null;
+        }
     }
 
     /** @return what recovery found when the log was opened. */

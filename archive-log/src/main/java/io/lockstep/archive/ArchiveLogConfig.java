@@ -41,6 +41,7 @@ public final class ArchiveLogConfig
     private long initialPromisePosition = -1;
     private FrameHandler recoveryHandler;
     private long initialPromiseTerm = -1;
+    private String inheritedPromiseLoss;
     private Path slowSyncFile;
 
     /**
@@ -101,6 +102,24 @@ public final class ArchiveLogConfig
     FrameHandler recoveryHandler()
     {
         return recoveryHandler;
+    }
+
+    /**
+     * For a log that replaces another (a reset): the old log's promise had been lost ({@link PromiseLoss#read}),
+     * and the new one keeps the mark until it is kept again.
+     *
+     * @param status how the old promise was found, or null if it was not lost.
+     * @return this for a fluent API.
+     */
+    public ArchiveLogConfig inheritedPromiseLoss(final String status)
+    {
+        this.inheritedPromiseLoss = status;
+        return this;
+    }
+
+    String inheritedPromiseLoss()
+    {
+        return inheritedPromiseLoss;
     }
 
     long initialPromisePosition()

@@ -25,7 +25,8 @@ final class LogRecovery
      * @return what recovery found, after any cut.
      */
     static RecoveryReport recover(
-        final ArchiveLogConfig config, final LogDescriptorFile.Values values, final PromiseFile promise)
+        final ArchiveLogConfig config, final LogDescriptorFile.Values values, final PromiseFile promise,
+        final String promiseStatus)
     {
         final RecoveryReport report = new LogScanner(config.directory(), values, promise.position())
             .scan(true, false, config.recoveryHandler());
@@ -33,6 +34,7 @@ final class LogRecovery
         {
             cutTail(config.directory(), report, values.segmentLength());
         }
+        markPromiseLoss(config, report, promiseStatus);
         keepPromise(config, report, promise);
         return report;
     }
@@ -46,6 +48,37 @@ final class LogRecovery
         final LogDescriptorFile.Values values = LogDescriptorFile.read(directory);
         return new LogScanner(directory, values, ArchiveLog.readPromise(directory).position()).scan(true, true,
             handler);
+    }
+
+    /**
+     * Before any new promise is made: under BATCH a promise is forced after every batch, so one missing or holding
+     * nothing beside a log was lost or damaged, and recovery could not tell damage to acknowledged frames from a torn
+     * last write. A loss found by an earlier open, or by the log this one replaces, stays marked.
+     */
+    private static void markPromiseLoss(final ArchiveLogConfig config, final RecoveryReport report,
+        final String promiseStatus)
+    {
+        final Path directory = config.directory();
+        if (null != PromiseLoss.read(directory))
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "the promise of log {0} was found {1} at an earlier start, and " +
+                "the member has not held a leader''s committed log since: it still cannot vouch for what it " +
+                "acknowledged before (lockstep_log_promise_lost=1)", directory, PromiseLoss.read(directory));
+        }
+        else if (null != config.inheritedPromiseLoss())
+        {
+            PromiseLoss.remember(directory, config.inheritedPromiseLoss());
+        }
+        else if (DurabilityPolicy.BATCH == config.durability() && !PromiseFile.OK.equals(promiseStatus) &&
+            report.endPosition() > report.startPosition())
+        {
+            PromiseLoss.remember(directory, promiseStatus);
+            LOGGER.log(System.Logger.Level.WARNING, "{0} is {1} beside a log of {2,number,#} bytes under batch " +
+                "durability: recovery could not tell damage to frames this member acknowledged from a torn last " +
+                "write; a new promise is made from what the log holds (lockstep_log_promise_lost=1)",
+                directory.resolve(LogFormat.PROMISE_FILE), promiseStatus,
+                report.endPosition() - report.startPosition());
+        }
     }
 
     private static void keepPromise(final ArchiveLogConfig config, final RecoveryReport report,

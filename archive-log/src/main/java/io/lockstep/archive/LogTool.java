@@ -42,19 +42,15 @@ public final class LogTool
             final long[] bases = SegmentFiles.listBasePositions(dir);
             final RecoveryReport report = ArchiveLog.verify(dir, null);
             final boolean damaged = report.lostPromisedFrames();
-            final String promise = PromiseFile.status(dir.resolve(LogFormat.PROMISE_FILE));
+            final String status = PromiseFile.status(dir.resolve(LogFormat.PROMISE_FILE));
+            final boolean lostEarlier = PromiseFile.OK.equals(status) && null != PromiseLoss.read(dir);
+            final String promise = lostEarlier ? "lost-earlier" : status;
             out.printf("log status=%s dir=%s format_version=%d segment_length=%d max_batch_length=%d segments=%d " +
                 "start_position=%d end_position=%d frames=%d last_term=%d promised_position=%d promise=%s%n",
                 damaged ? "damaged" : report.hasTornTail() ? "torn_tail" : "ok", dir, values.formatVersion(),
                 values.segmentLength(), values.maxBatchLength(), bases.length, report.startPosition(),
                 report.endPosition(), report.framesScanned(), report.lastTerm(), report.promisedPosition(), promise);
-            if (!PromiseFile.OK.equals(promise) && report.endPosition() > report.startPosition())
-            {
-                err.println("log " + args[0] + ": warning: " + LogFormat.PROMISE_FILE + " is " + promise + " beside " +
-                    "a log of " + (report.endPosition() - report.startPosition()) + " bytes: under batch durability " +
-                    "it was lost or damaged, and damage to acknowledged frames cannot be told from a torn last write " +
-                    "(under none durability, a machine restart leaves it untrusted: expected)");
-            }
+            warnOfLostPromise(err, args[0], dir, lostEarlier, promise, report);
             if (damaged)
             {
                 // Frames this member made durable, and may have acknowledged, are damaged or missing.
@@ -104,6 +100,25 @@ public final class LogTool
                 }
                 return;
             }
+        }
+    }
+
+    private static void warnOfLostPromise(final PrintStream err, final String name, final Path dir,
+        final boolean lostEarlier, final String promise,
+        final RecoveryReport report)
+    {
+        if (lostEarlier)
+        {
+            err.println("log " + name + ": warning: its promise was found " + PromiseLoss.read(dir) + " at an " +
+                "earlier start (" + PromiseLoss.FILE_NAME + "), and the member has not held a leader's committed " +
+                "log since");
+        }
+        else if (!PromiseFile.OK.equals(promise) && report.endPosition() > report.startPosition())
+        {
+            err.println("log " + name + ": warning: " + LogFormat.PROMISE_FILE + " is " + promise + " beside " +
+                "a log of " + (report.endPosition() - report.startPosition()) + " bytes: under batch durability " +
+                "it was lost or damaged, and damage to acknowledged frames cannot be told from a torn last write " +
+                "(under none durability, a machine restart leaves it untrusted: expected)");
         }
     }
 }

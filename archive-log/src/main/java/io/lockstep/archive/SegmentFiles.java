@@ -247,11 +247,10 @@ final class SegmentFiles
     }
 
     /**
-     * Delete what a step-by-step deletion left when the process stopped: those files are out of the log already.
-     *
-     * @return files deleted.
+     * Delete what a step-by-step deletion left when the process stopped (those files are out of the log already),
+     * and say so.
      */
-    static int deleteLeftoverPurges(final Path directory)
+    static void deleteLeftoverPurges(final Path directory)
     {
         int deleted = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*" + PURGING_SUFFIX))
@@ -269,8 +268,9 @@ final class SegmentFiles
         if (deleted > 0)
         {
             fsyncDirectory(directory);
+            System.getLogger(SegmentFiles.class.getName()).log(System.Logger.Level.INFO,
+                "deleted {0} segments left half deleted in {1}", deleted, directory);
         }
-        return deleted;
     }
 
     /**

@@ -84,6 +84,22 @@ class LogToolTest
         {
             assertEquals("missing", log.promiseLost(), "said at open, not silently recreated");
         }
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals("missing", log.promiseLost(), "the new promise looks whole, but the loss is remembered");
+        }
+        out.reset();
+        assertEquals(0, run("verify", dir.toString()));
+        assertTrue(out().contains(" promise=lost-earlier"), out());
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            log.promiseKeptAgain();
+            assertEquals(null, log.promiseLost(), "kept again once the member holds a leader's committed log");
+        }
+        try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
+        {
+            assertEquals(null, log.promiseLost(), "and across the next start");
+        }
 
         Files.delete(promise);
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir)))
@@ -95,9 +111,10 @@ class LogToolTest
         {
             assertEquals("untrusted", log.promiseLost(), "a zeroed promise holds nothing");
         }
+        Files.write(dir.resolve(PromiseLoss.FILE_NAME), new byte[0]);
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
         {
-            assertEquals(null, log.promiseLost(), "the new promise made at the last open is whole");
+            assertEquals("untrusted", log.promiseLost(), "a mark cut short by a crash still marks the loss");
         }
     }
 

@@ -193,7 +193,8 @@ final class ClusterFormation
 
     /**
      * The commit position moved. Once it covers an entry of the current leader's term and this member holds the log
-     * up to it, the member may vote (it holds everything committed before the term) and its identity is sealed.
+     * up to it, the member holds everything committed: it may vote (it holds everything committed before the term),
+     * its identity is sealed, and a promise it had lost is kept again (it may vouch for what it holds).
      *
      * @param commitPosition this member's commit position.
      * @param term           the current term.
@@ -201,7 +202,7 @@ final class ClusterFormation
      */
     void onCommit(final long commitPosition, final long term, final TermIndex termIndex)
     {
-        if (identity.mayElect() && identity.sealed())
+        if (identity.mayElect() && identity.sealed() && null == log.promiseLost())
         {
             return;
         }
@@ -214,6 +215,12 @@ final class ClusterFormation
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1,number,#}: it may " +
                 "vote and stand for election again", memberId, commitPosition);
+        }
+        if (null != log.promiseLost())
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1,number,#}: its log''s " +
+                "promise, lost before, is kept again, and it answers for what it holds", memberId, commitPosition);
+            log.promiseKeptAgain();
         }
         save(new ClusterIdentity(identity.high(), identity.low(), true, identity.known()));
     }

@@ -73,7 +73,10 @@ public final class MemberMetrics
     public static final int CLIENT_CONNECTIONS = 36;
     /** Session opens the leader refused because a bound was reached. */
     public static final int SESSION_OPENS_REFUSED = 37;
-    /** 1 if, at start, the log's promise file was missing or held nothing beside a log kept under batch durability. */
+    /**
+     * 1 from a start that found the log's promise file missing, or holding nothing, beside a log kept under batch
+     * durability, until the member holds a leader's committed log again (restarts in between keep it 1).
+     */
     public static final int LOG_PROMISE_LOST = 38;
     /** When the first certificate of this member's TLS chain to expire does, in Unix seconds; 0 without TLS files. */
     public static final int TLS_CERTIFICATE_EXPIRY = 39;

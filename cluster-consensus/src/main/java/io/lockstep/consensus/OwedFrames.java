@@ -162,10 +162,12 @@ final class OwedFrames
 
     /**
      * No longer owing (frames came back from a leader, or the promise came down): nothing is held nowhere, and a
-     * later loss is named and explained afresh.
+     * later loss is named and explained afresh. And whether the log's promise is lost, as a gauge: it is kept again
+     * once this member holds a leader's committed log.
      */
     void onDutyCycle(final boolean owes)
     {
+        metrics.set(MemberMetrics.LOG_PROMISE_LOST, null == log.promiseLost() ? 0 : 1);
         if (!owes && askedPromisedPosition >= 0)
         {
             metrics.set(MemberMetrics.OWED_FRAMES_HELD_NOWHERE, 0);

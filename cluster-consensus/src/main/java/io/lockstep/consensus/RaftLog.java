@@ -172,6 +172,15 @@ public interface RaftLog extends BlockSource
     }
 
     /**
+     * This member holds a leader's committed log again, up to an entry of that leader's term: every committed frame
+     * is in it, so what it acknowledged before its promise was lost no longer matters, and {@link #promiseLost()}
+     * is null from now on, across restarts too.
+     */
+    default void promiseKeptAgain()
+    {
+    }
+
+    /**
      * @return the lowest position at which a reader of this log (on any thread) found a damaged frame while the
      * member ran, or -1: readers stop before it, and the member fetches it again ({@code FrameRepair}).
      */

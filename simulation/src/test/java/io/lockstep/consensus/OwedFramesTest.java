@@ -2,6 +2,7 @@ package io.lockstep.consensus;
 
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.archive.LogFormat;
 import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,12 +75,7 @@ class OwedFramesTest
         cut = log.pendingPosition();
         promised = log.promisedPosition();
         assertTrue(cut < 5000 && promised > 10_000, "cut at " + cut + ", promised " + promised);
-        final List<Member> members = new ArrayList<>();
-        for (int i = 0; i < 5; i++)
-        {
-            members.add(new Member(i, "h", 1 + i, true));
-        }
-        member = new ConsensusAgent(ConsensusConfig.of(ME, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
+        member = new ConsensusAgent(ConsensusConfig.of(ME, fiveMembers(), TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
             transport, log, electionState, new Random(1));
         member.doWork();
     }
@@ -165,21 +162,7 @@ class OwedFramesTest
     @Test
     void aQuestionIsAnsweredWithWhatTheLogHoldsAndIsNoVote()
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
-        final RequestVoteEncoder question = new RequestVoteEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).term(9).candidateId(1).lastLogTerm(3)
-            .lastLogPosition(cut + 100_000).preVote(BooleanType.TRUE).transfer(BooleanType.FALSE).configEpoch(0)
-            .holdingsRound(77);
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + question.encodedLength()];
-        buffer.getBytes(0, bytes);
-        transport.sent.clear();
-        transport.deliver(1, bytes);
-        member.doWork();
-
-        final UnsafeBuffer answer = new UnsafeBuffer(transport.sent.get(0).bytes());
-        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(answer, 0);
-        final VoteDecoder vote = new VoteDecoder().wrap(answer, MessageHeaderDecoder.ENCODED_LENGTH,
-            header.blockLength(), header.version());
+        final VoteDecoder vote = question(member);
         assertEquals(77, vote.holdingsRound());
         assertEquals(BooleanType.FALSE, vote.granted(), "a question is no vote, whatever the asker's log");
         assertEquals(BooleanType.TRUE, vote.holdingsKnown(), "a member of a sealed cluster with its promise");
@@ -189,6 +172,82 @@ class OwedFramesTest
         assertEquals(7, vote.clusterIdHigh());
         assertEquals(3, member.term(), "answering raises no term");
         assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor(), "and casts no vote");
+    }
+
+    @Test
+    void aMemberWhosePromiseWasLostDoesNotVouchAcrossRestartsUntilItHoldsACommittedLogAgain() throws Exception
+    {
+        final ArchiveLogConfig config = new ArchiveLogConfig().directory(dir.resolve("lost")).segmentLength(64 * 1024)
+            .maxBatchLength(16 * 1024).durability(DurabilityPolicy.BATCH);
+        try (ArchiveRaftLog before = new ArchiveRaftLog(config))
+        {
+            before.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            before.flush();
+        }
+        Files.delete(config.directory().resolve(LogFormat.PROMISE_FILE));
+        for (int restart = 0; restart < 2; restart++)
+        {
+            new ArchiveRaftLog(config).close();
+        }
+        try (ArchiveRaftLog lost = new ArchiveRaftLog(config))
+        {
+            assertEquals("missing", lost.promiseLost(), "a new promise was made at the first start, yet not trusted");
+            final ConsensusAgent restarted = new ConsensusAgent(ConsensusConfig.of(ME, fiveMembers(),
+                TimeoutProfile.LAN), () -> nowNs, () -> nowNs, transport, lost, electionState, new Random(1));
+            assertEquals(BooleanType.FALSE, question(restarted).holdingsKnown(),
+                "two restarts later it still cannot say what it acknowledged before");
+            assertEquals(1, restarted.metrics().get(MemberMetrics.LOG_PROMISE_LOST));
+
+            final TermIndex termIndex = new TermIndex();
+            termIndex.onFrame(3, 0);
+            termIndex.onFrame(4, lost.pendingPosition());
+            lost.append(4, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            lost.flush();
+            final ClusterFormation formation = new ClusterFormation(ME, electionState, lost,
+                new Membership(ConsensusConfig.of(ME, fiveMembers(), TimeoutProfile.LAN), electionState),
+                new MemberErrors(() -> 0L, new MemberMetrics()));
+            electionState.save(4, 0);
+            formation.onCommit(lost.pendingPosition(), 4, termIndex);
+            assertEquals(null, lost.promiseLost(), "it holds a leader's committed log: every committed frame");
+        }
+        try (ArchiveRaftLog kept = new ArchiveRaftLog(config))
+        {
+            assertEquals(null, kept.promiseLost(), "and says so across the next start");
+            final ConsensusAgent restarted = new ConsensusAgent(ConsensusConfig.of(ME, fiveMembers(),
+                TimeoutProfile.LAN), () -> nowNs, () -> nowNs, transport, kept, electionState, new Random(1));
+            assertEquals(BooleanType.TRUE, question(restarted).holdingsKnown());
+            assertEquals(0, restarted.metrics().get(MemberMetrics.LOG_PROMISE_LOST));
+        }
+    }
+
+    /** Member 1 asks what the member holds (round 77): @return the member's answer. */
+    private VoteDecoder question(final ConsensusAgent asked)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final RequestVoteEncoder question = new RequestVoteEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).term(9).candidateId(1).lastLogTerm(3)
+            .lastLogPosition(cut + 100_000).preVote(BooleanType.TRUE).transfer(BooleanType.FALSE).configEpoch(0)
+            .holdingsRound(77);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + question.encodedLength()];
+        buffer.getBytes(0, bytes);
+        transport.sent.clear();
+        transport.deliver(1, bytes);
+        asked.doWork();
+
+        final UnsafeBuffer answer = new UnsafeBuffer(transport.sent.get(0).bytes());
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(answer, 0);
+        return new VoteDecoder().wrap(answer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
+    }
+
+    private static List<Member> fiveMembers()
+    {
+        final List<Member> members = new ArrayList<>();
+        for (int i = 0; i < 5; i++)
+        {
+            members.add(new Member(i, "h", 1 + i, true));
+        }
+        return members;
     }
 
     @Test

@@ -107,7 +107,6 @@ public final class ClusterNode implements AutoCloseable
                 new SampledWallClock(config.testClockOffsetFile()), transport, raftLog,
                 electionState, new Random(seed));
             this.metrics = consensus.metrics();
-            consensus.metrics().set(MemberMetrics.LOG_PROMISE_LOST, null == raftLog.promiseLost() ? 0 : 1);
             agent = null == services ? consensus : newServiceMember(config, consensus, transport, raftLog, handoff);
             transport.limits(config.security().limits()).toolSecret(config.security().toolSecret())
                 .tls(config.security().tls().files(), config.security().tls().links());

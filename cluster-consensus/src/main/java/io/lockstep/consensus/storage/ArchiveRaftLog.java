@@ -6,6 +6,7 @@ import io.lockstep.archive.BlockHandler;
 import io.lockstep.archive.DurabilityPolicy;
 import io.lockstep.archive.FrameDescriptor;
 import io.lockstep.archive.LogReader;
+import io.lockstep.archive.PromiseLoss;
 import io.lockstep.consensus.BlockSource;
 import io.lockstep.consensus.RaftLog;
 import org.agrona.DirectBuffer;
@@ -154,7 +155,7 @@ public final class ArchiveRaftLog implements RaftLog
         if (Files.isDirectory(oldLog))
         {
             final ArchiveLog.Promise promise = ArchiveLog.readPromise(oldLog);
-            config.initialPromise(promise.position(), promise.term());
+            config.initialPromise(promise.position(), promise.term()).inheritedPromiseLoss(PromiseLoss.read(oldLog));
         }
     }
 
@@ -250,7 +251,7 @@ public final class ArchiveRaftLog implements RaftLog
         awaitPurges();
         log.flush();
         // Frames the old log may have acknowledged stay owed in the new one, until the cluster sends them again.
-        config.initialPromise(log.promisedPosition(), log.promisedTerm());
+        config.initialPromise(log.promisedPosition(), log.promisedTerm()).inheritedPromiseLoss(log.promiseLost());
         reader.close();
         log.close();
         final Path directory = config.directory();
@@ -380,6 +381,15 @@ public final class ArchiveRaftLog implements RaftLog
     public String promiseLost()
     {
         return log.promiseLost();
+    }
+
+    /**
+     * See {@link ArchiveLog#promiseKeptAgain()}.
+     */
+    @Override
+    public void promiseKeptAgain()
+    {
+        log.promiseKeptAgain();
     }
 
     public long pendingPosition()

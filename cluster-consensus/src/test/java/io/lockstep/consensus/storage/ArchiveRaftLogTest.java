@@ -3,6 +3,7 @@ package io.lockstep.consensus.storage;
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.archive.ArchiveLogConfig;
 import io.lockstep.archive.DurabilityPolicy;
+import io.lockstep.archive.LogFormat;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -206,6 +207,33 @@ class ArchiveRaftLogTest
             assertEquals(SEGMENT, reopened.appendedPosition());
             assertEquals(1, reopened.startTerm());
             assertFalse(Files.exists(dir.resolve("log.discarded")), "the old log is deleted");
+        }
+    }
+
+    @Test
+    void aLostPromiseStaysLostThroughAResetAndAResetInterruptedAfterMovingTheOldLogAside() throws Exception
+    {
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            fill(log, 100);
+        }
+        Files.delete(dir.resolve("log").resolve(LogFormat.PROMISE_FILE));
+        try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
+        {
+            assertEquals("missing", log.promiseLost());
+            log.reset(5 * SEGMENT, 9);
+            assertEquals("missing", log.promiseLost(), "the new log owes what the old one may have acknowledged");
+        }
+        // The crash came after the directory was renamed and before the new log was made.
+        Files.move(dir.resolve("log"), dir.resolve("log.discarded"));
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals("missing", reopened.promiseLost(), "taken from the log moved aside");
+            reopened.promiseKeptAgain();
+        }
+        try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
+        {
+            assertEquals(null, reopened.promiseLost());
         }
     }
 
