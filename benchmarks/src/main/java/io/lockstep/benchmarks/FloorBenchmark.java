@@ -22,9 +22,17 @@ public final class FloorBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        final BenchmarkOptions options = BenchmarkOptions.parse(args, new BenchmarkOptions(
+        final RateSearch search = RateSearch.parse(args);
+        final BenchmarkOptions options = BenchmarkOptions.parse(search.rest(), new BenchmarkOptions(
             new int[]{ 1000, 5000, 10000, 20000, 40000 }, 20, 0, 288, "none",
             Path.of("target", "bench")));
+        if (search.asked())
+        {
+            // The do-nothing relay searched as the members are: the highest rate this machine's floor holds.
+            search.run("tcp-relay", rate -> LoopbackRelay.run(rate, options.size(), options.seconds()).latency()
+                .roundTrip.getValueAtPercentile(99));
+            return;
+        }
         final MachineStalls stalls = new MachineStalls().measure(options.seconds());
         System.out.printf(Locale.ROOT, "machine stalls (one spinning thread, %d s): %.2f/s over 1 ms, %.1f/s over " +
             "100 us, longest %d us, %.2f%% of the time not running%n", options.seconds(),

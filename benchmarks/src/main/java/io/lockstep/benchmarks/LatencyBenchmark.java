@@ -32,7 +32,8 @@ import java.util.logging.Logger;
  * measured here); saves each run's histogram as an .hdr log. Every result is also one key=value line.
  * <p>
  * {@code LatencyBenchmark [--rates 1000,10000] [--seconds 10] [--warmup 3] [--size 288] [--durability none|batch]
- * [--out DIR] [--tls]}
+ * [--out DIR] [--tls] [--search N --high R --limit-us U]}: with {@code --search}, the rates are found by
+ * {@link RateSearch} instead of given.
  * <p>
  * {@code --tls}: every link encrypted ({@code lockstep.tls.links=all}, a development certificate made for the run),
  * the client too; results are labelled {@code lockstep-tls}. {@code bin/lockstep bench tls} runs both and compares.
@@ -64,8 +65,9 @@ public final class LatencyBenchmark
     {
         Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         final boolean tls = Arrays.asList(args).contains("--tls");
-        final BenchmarkOptions options = BenchmarkOptions.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
-            .toArray(String[]::new),
+        final RateSearch search = RateSearch.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
+            .toArray(String[]::new));
+        final BenchmarkOptions options = BenchmarkOptions.parse(search.rest(),
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         final int size = options.size();
         final Path out = options.out();
@@ -99,6 +101,12 @@ public final class LatencyBenchmark
                 new LatencyBenchmark(authority).run(cluster, PREWARM_RATE, options.size(), options.prewarm(), 0,
                     options.out());
             }
+            if (search.asked())
+            {
+                search.run(null == authority ? "lockstep" : "lockstep-tls", rate ->
+                    new LatencyBenchmark(authority).run(cluster, rate, size, options.warmup(), options.seconds(), out));
+                return;
+            }
             for (final int rate : options.rates())
             {
                 new LatencyBenchmark(authority).run(cluster, rate, size, options.warmup(), options.seconds(), out);
@@ -110,7 +118,8 @@ public final class LatencyBenchmark
         }
     }
 
-    private void run(final LocalCluster cluster, final int rate, final int size, final int warmupS, final int seconds,
+    /** @return the measured window's p99, in nanoseconds (0 for a pre-warm). */
+    private long run(final LocalCluster cluster, final int rate, final int size, final int warmupS, final int seconds,
         final Path out) throws Exception
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
@@ -163,11 +172,12 @@ public final class LatencyBenchmark
             }
             if (0 == seconds)
             {
-                return; // the pre-warm
+                return 0; // the pre-warm
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " term=" + term + " client_gap_resumes=" + client.gapResumes() + " send_late_p99_us=" +
                 sendLate.getValueAtPercentile(99) / 1000 + " over_1ms_by_second=" + slowBySecond());
+            return histogram.getValueAtPercentile(99);
         }
     }
 

@@ -7,6 +7,7 @@ import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.Header;
 import io.lockstep.benchmarks.BenchmarkOptions;
 import io.lockstep.benchmarks.LatencyReport;
+import io.lockstep.benchmarks.RateSearch;
 import io.lockstep.benchmarks.SendPacer;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
@@ -39,7 +40,8 @@ public final class AeronLatencyBenchmark
 
     public static void main(final String[] args) throws Exception
     {
-        final BenchmarkOptions options = BenchmarkOptions.parse(args,
+        final RateSearch search = RateSearch.parse(args);
+        final BenchmarkOptions options = BenchmarkOptions.parse(search.rest(),
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         Files.createDirectories(options.out());
         try (AeronNodes nodes = new AeronNodes(options.durability()))
@@ -55,6 +57,12 @@ public final class AeronLatencyBenchmark
                 new AeronLatencyBenchmark().run(nodes, PREWARM_RATE, options.size(), options.prewarm(), 0,
                     options.out());
             }
+            if (search.asked())
+            {
+                search.run("aeron", rate -> new AeronLatencyBenchmark().run(nodes, rate, options.size(),
+                    options.warmup(), options.seconds(), options.out()));
+                return;
+            }
             for (final int rate : options.rates())
             {
                 new AeronLatencyBenchmark().run(nodes, rate, options.size(), options.warmup(), options.seconds(),
@@ -63,7 +71,8 @@ public final class AeronLatencyBenchmark
         }
     }
 
-    private void run(final AeronNodes nodes, final int rate, final int size, final int warmupS, final int seconds,
+    /** @return the measured window's p99, in nanoseconds (0 for a pre-warm). */
+    private long run(final AeronNodes nodes, final int rate, final int size, final int warmupS, final int seconds,
         final Path out) throws Exception
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[size]);
@@ -98,10 +107,11 @@ public final class AeronLatencyBenchmark
                 SendPacer.pace(paced, message, size, start, intervalNs, warmedUpTo, end, sendLate) - warmedUpTo;
             if (0 == seconds)
             {
-                return; // the pre-warm
+                return 0; // the pre-warm
             }
             report.finish(histogram, rate, size, received - receivedAtMeasure, sentMeasured, out,
                 " send_late_p99_us=" + sendLate.getValueAtPercentile(99) / 1000);
+            return histogram.getValueAtPercentile(99);
         }
     }
 
