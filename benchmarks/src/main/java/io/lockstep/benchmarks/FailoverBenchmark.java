@@ -18,7 +18,8 @@ import java.util.logging.Logger;
  * Failover under a steady rate: three member processes running the echo service, this process as the client; half
  * way through, the leader is killed with SIGKILL. Prints the client-observed outage and the messages lost and
  * duplicated ({@link EchoTally}): both must be 0 with Lockstep's exactly-once sessions.
- * {@code FailoverBenchmark [--rate 2000] [--seconds 10] [--size 288]}
+ * {@code FailoverBenchmark [--rate 2000] [--seconds 10] [--size 288] [--delay-ms D] [--timeouts lan|wan]}
+ * ({@link ZoneOptions}: members across zones).
  */
 public final class FailoverBenchmark
 {
@@ -31,12 +32,15 @@ public final class FailoverBenchmark
     public static void main(final String[] args) throws Exception
     {
         Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
-        final BenchmarkOptions options = BenchmarkOptions.parse(args,
+        final ZoneOptions zones = ZoneOptions.parse(args);
+        final BenchmarkOptions options = BenchmarkOptions.parse(zones.rest(),
             new BenchmarkOptions(new int[]{ 2000 }, 10, 0, 288, "none", Path.of("target", "bench")));
         final Path root = Files.createTempDirectory("lockstep-failover");
         try (LocalCluster cluster = new LocalCluster(root, 3, options.durability(), 64 * 1024 * 1024,
             EchoService.class.getName()))
         {
+            zones.apply(cluster, options.size());
+            System.out.printf("lockstep: 3 members (echo service, %s), leader SIGKILLed half way%n", zones.describe());
             for (int i = 0; i < 3; i++)
             {
                 cluster.start(i);

@@ -32,8 +32,10 @@ import java.util.logging.Logger;
  * measured here); saves each run's histogram as an .hdr log. Every result is also one key=value line.
  * <p>
  * {@code LatencyBenchmark [--rates 1000,10000] [--seconds 10] [--warmup 3] [--size 288] [--durability none|batch]
- * [--out DIR] [--tls] [--search N --high R --limit-us U]}: with {@code --search}, the rates are found by
- * {@link RateSearch} instead of given.
+ * [--out DIR] [--tls] [--search N --high R --limit-us U] [--delay-ms D] [--timeouts lan|wan]}: with
+ * {@code --search}, the rates are found by {@link RateSearch} instead of given; with {@code --delay-ms}, every member
+ * is in a zone of its own, {@code D} ms each way from the others ({@link LocalCluster#delayEveryLink}), and the
+ * client reaches each directly, as one beside the leader does.
  * <p>
  * {@code --tls}: every link encrypted ({@code lockstep.tls.links=all}, a development certificate made for the run),
  * the client too; results are labelled {@code lockstep-tls}. {@code bin/lockstep bench tls} runs both and compares.
@@ -65,8 +67,9 @@ public final class LatencyBenchmark
     {
         Logger.getLogger("io.lockstep").setLevel(Level.WARNING);
         final boolean tls = Arrays.asList(args).contains("--tls");
-        final RateSearch search = RateSearch.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
+        final ZoneOptions zones = ZoneOptions.parse(Arrays.stream(args).filter(a -> !"--tls".equals(a))
             .toArray(String[]::new));
+        final RateSearch search = RateSearch.parse(zones.rest());
         final BenchmarkOptions options = BenchmarkOptions.parse(search.rest(),
             new BenchmarkOptions(new int[]{ 1000, 10000 }, 10, 3, 288, "none", Path.of("target", "bench"), 10));
         final int size = options.size();
@@ -82,6 +85,7 @@ public final class LatencyBenchmark
             EchoService.class.getName()))
         {
             final Path authority = tls ? encryptEveryLink(cluster, root.resolve("tls")) : null;
+            zones.apply(cluster, size);
             int rehearsed = 0;
             for (int i = 0; i < 3; i++)
             {
@@ -91,8 +95,8 @@ public final class LatencyBenchmark
             // Members in plain JVMs (bench jit) rehearse before they serve: say whether they did, or the comparison
             // would measure members that failed to.
             System.out.printf("lockstep: members that rehearsed before serving: %d of 3%n", rehearsed);
-            System.out.printf("lockstep: 3 members (echo service, timeouts lan, durability %s, selector idle%s), " +
-                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", options.durability(),
+            System.out.printf("lockstep: 3 members (echo service, %s, durability %s, selector idle%s), " +
+                "1 client, %d-byte messages, %d s warm-up, %d s per rate%n", zones.describe(), options.durability(),
                 tls ? ", every link TLS 1.3" : "", size, options.warmup(), options.seconds());
             if (options.prewarm() > 0)
             {
@@ -110,6 +114,7 @@ public final class LatencyBenchmark
             for (final int rate : options.rates())
             {
                 new LatencyBenchmark(authority).run(cluster, rate, size, options.warmup(), options.seconds(), out);
+                zones.printRelay(rate, size, options.seconds());
             }
         }
         finally

@@ -1,5 +1,7 @@
 package io.lockstep.benchmarks;
 
+import io.lockstep.localcluster.DelayProxy;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -87,7 +89,19 @@ final class LoopbackRelay
     static Result run(final int rate, final int size, final int seconds, final boolean oneAcknowledging)
         throws Exception
     {
+        return run(rate, size, seconds, oneAcknowledging, 0);
+    }
+
+    /**
+     * As {@link #run(int, int, int, boolean)}, each follower in a zone of its own: it reaches the leader through a
+     * {@link DelayProxy} adding {@code delayMs} each way (0: directly), as members across zones do; the client
+     * reaches the leader directly.
+     */
+    static Result run(final int rate, final int size, final int seconds, final boolean oneAcknowledging,
+        final long delayMs) throws Exception
+    {
         final List<Process> processes = new ArrayList<>();
+        final List<DelayProxy> proxies = new ArrayList<>();
         try
         {
             final Launched leader = start(processes, "leader");
@@ -96,7 +110,13 @@ final class LoopbackRelay
             for (int i = 0; i < FOLLOWERS; i++)
             {
                 final String acknowledges = oneAcknowledging && i == FOLLOWERS - 1 ? "silent" : "acknowledging";
-                start(processes, "follower", Integer.toString(port), acknowledges)
+                int dial = port;
+                if (delayMs > 0)
+                {
+                    proxies.add(new DelayProxy(port, delayMs));
+                    dial = proxies.get(proxies.size() - 1).port();
+                }
+                start(processes, "follower", Integer.toString(dial), acknowledges)
                     .awaitLine("relay follower connected");
             }
             leader.awaitLine("relay leader followers=" + FOLLOWERS);
@@ -122,6 +142,7 @@ final class LoopbackRelay
         }
         finally
         {
+            proxies.forEach(DelayProxy::close);
             for (final Process p : processes)
             {
                 p.destroy();

@@ -42,6 +42,8 @@ public final class LocalCluster implements AutoCloseable
     private final ClusterSecret toolSecret;
     private final int standbys;
     private final List<DelayProxy> proxies = new ArrayList<>();
+    /** Each member's port behind its proxy, once {@link #delayEveryLink(long)} put it in a zone of its own. */
+    private int[] delayedPorts;
 
     /**
      * @param root          directory for configs, data and output.
@@ -222,6 +224,53 @@ public final class LocalCluster implements AutoCloseable
                     StandardOpenOption.APPEND);
             }
         }
+    }
+
+    /**
+     * Put every member in a zone of its own (before starting them): each reaches every other one through a
+     * {@link DelayProxy} that adds {@code delayMs} each way, so a commit costs one cross-zone round trip. A client
+     * given {@link #members()} reaches every member directly, as a client in the leader's zone does, wherever the
+     * leader is; one given {@link #delayedMembers()} is in a zone of its own.
+     */
+    public void delayEveryLink(final long delayMs) throws IOException
+    {
+        delayedPorts = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            final DelayProxy proxy = proxyOnAFreePort(ports[i], delayMs);
+            proxies.add(proxy);
+            delayedPorts[i] = proxy.port();
+        }
+        for (int j = 0; j < count; j++)
+        {
+            final StringBuilder members = new StringBuilder();
+            for (int i = 0; i < count; i++)
+            {
+                members.append(i == 0 ? "" : ",").append(i).append("=127.0.0.1:")
+                    .append(i == j ? ports[i] : delayedPorts[i]).append(isStandby(i) ? "/nonvoting" : "");
+            }
+            // A later key wins when the file is loaded.
+            Files.writeString(config(j), NodeConfig.MEMBERS + "=" + members + "\n", StandardCharsets.UTF_8,
+                StandardOpenOption.APPEND);
+        }
+    }
+
+    /**
+     * @return the members as a client in a zone of its own reaches them, through the proxies of
+     * {@link #delayEveryLink(long)}.
+     */
+    public List<Member> delayedMembers()
+    {
+        if (null == delayedPorts)
+        {
+            throw new IllegalStateException("no link is delayed: call delayEveryLink first");
+        }
+        final List<Member> members = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+        {
+            members.add(new Member(i, "127.0.0.1", delayedPorts[i], !isStandby(i)));
+        }
+        return members;
     }
 
     /**
