@@ -426,7 +426,7 @@ public final class ConsensusAgent implements Agent
         leaderId = -1;
         setTermAndVote(term + 1, memberId);
         tally.start(memberId, false);
-        electionDeadlineNs = nowNs + randomElectionTimeout();
+        electionDeadlineNs = nowNs + config.candidateRetryNs(random.nextDouble());
         LOGGER.log(System.Logger.Level.INFO, "member {0} stands for election in term {1}", memberId, term);
         if (tally.won(membership.quorum()))
         {

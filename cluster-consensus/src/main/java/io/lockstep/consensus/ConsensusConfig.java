@@ -222,6 +222,22 @@ public final class ConsensusConfig
         return heartbeatIntervalNs;
     }
 
+    /**
+     * How long a candidate waits for the votes of its term before it tries again: one to two heartbeat intervals,
+     * not an election timeout. A vote takes a round trip, far less than a heartbeat interval; what is left for this
+     * wait to settle is a split vote (two followers that saw their leader's connection drop within a round trip of
+     * each other both stand), and waiting a whole election timeout for that made a failover across zones at 5 ms
+     * each way take 2.3 s where it took 0.4 (WAN timeouts). A retry starts with a pre-vote, so a candidate that
+     * cannot win raises no term by retrying.
+     *
+     * @param random uniform in [0, 1), from the member's seeded source.
+     * @return the wait, in nanoseconds.
+     */
+    long candidateRetryNs(final double random)
+    {
+        return heartbeatIntervalNs + (long)(random * heartbeatIntervalNs);
+    }
+
     public int maxBlockBytes()
     {
         return maxBlockBytes;

@@ -6,6 +6,7 @@ import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.RequestVoteDecoder;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.codecs.VoteDecoder;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
@@ -117,6 +118,29 @@ class VoteRulesTest
         assertTrue(granted());
         assertEquals(0, voter.term());
         assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor());
+    }
+
+    @Test
+    void aCandidateWhoseVoteSplitTriesAgainWithinTwoHeartbeatsNotAnElectionTimeout()
+    {
+        nowNs += 2 * TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(Role.CANDIDATE, voter.role(), "no leader heard for a timeout: a pre-vote");
+        voter.onVote(0, 0, 1, true, true);
+        assertEquals(1, voter.term(), "member 0 granted the pre-vote: an election in term 1");
+        voter.onVote(1, 1, 1, false, false); // member 1 voted for another candidate of term 1: the vote split
+
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        final UnsafeBuffer request = lastOf(RequestVoteDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(request, 0);
+        final RequestVoteDecoder retry = new RequestVoteDecoder().wrap(request, MessageHeaderDecoder.ENCODED_LENGTH,
+            header.blockLength(), header.version());
+        assertEquals(BooleanType.TRUE, retry.preVote(), "tried again two heartbeats on, starting with a pre-vote");
+        assertEquals(2, retry.term());
+        assertEquals(1, voter.term(), "which raises no term");
+        assertTrue(2 * TimeoutProfile.LAN.heartbeatIntervalNs() < TimeoutProfile.LAN.electionTimeoutNs());
     }
 
     @Test
