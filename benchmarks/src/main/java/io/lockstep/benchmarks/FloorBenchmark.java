@@ -51,6 +51,10 @@ public final class FloorBenchmark
             "echo (5 hops, 3 log writes): %.1f us per message%n", options.size(), hop.hopNs() / 1000,
             100 * hop.wakeShare(), writeNs / 1000, (5 * hop.hopNs() + 3 * writeNs) / 1000);
         System.out.println(TcpHopCost.summary(options.size(), hop, writeNs));
+        if ("batch".equals(options.durability()))
+        {
+            SyncFloor.print(Math.min(10, options.seconds()));
+        }
         for (final int rate : options.rates())
         {
             final LoopbackEcho.Result echo = LoopbackEcho.run(rate, options.size(), Math.min(10, options.seconds()));
