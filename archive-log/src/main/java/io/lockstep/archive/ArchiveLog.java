@@ -130,9 +130,10 @@ public final class ArchiveLog implements AutoCloseable
         final PromiseFile promise = PromiseFile.open(promiseFile);
         try
         {
-            final ArchiveLog log = new ArchiveLog(config, values,
-                LogRecovery.recover(config, values, promise, promiseStatus), promise);
-            log.promiseLost = PromiseLoss.read(config.directory());
+            final RecoveryReport report = LogRecovery.recover(config, values, promise, promiseStatus);
+            final String lost = PromiseLoss.read(config.directory()); // before the sync thread starts
+            final ArchiveLog log = new ArchiveLog(config, values, report, promise);
+            log.promiseLost = lost;
             return log;
         }
         catch (final RuntimeException ex)

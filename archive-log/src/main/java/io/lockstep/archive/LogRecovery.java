@@ -30,11 +30,11 @@ final class LogRecovery
     {
         final RecoveryReport report = new LogScanner(config.directory(), values, promise.position())
             .scan(true, false, config.recoveryHandler());
+        markPromiseLoss(config, report, promiseStatus); // before the cut: a log cut to nothing had frames too
         if (report.hasTornTail())
         {
             cutTail(config.directory(), report, values.segmentLength());
         }
-        markPromiseLoss(config, report, promiseStatus);
         keepPromise(config, report, promise);
         return report;
     }
@@ -51,9 +51,10 @@ final class LogRecovery
     }
 
     /**
-     * Before any new promise is made: under BATCH a promise is forced after every batch, so one missing or holding
-     * nothing beside a log was lost or damaged, and recovery could not tell damage to acknowledged frames from a torn
-     * last write. A loss found by an earlier open, or by the log this one replaces, stays marked.
+     * Before any new promise is made, and before a torn tail is cut: under BATCH a promise is forced after every
+     * batch, so one missing or holding nothing beside a log (even one whose every frame is about to be cut as torn)
+     * was lost or damaged, and recovery could not tell damage to acknowledged frames from a torn last write. A loss
+     * found by an earlier open, or by the log this one replaces, stays marked.
      */
     private static void markPromiseLoss(final ArchiveLogConfig config, final RecoveryReport report,
         final String promiseStatus)
@@ -70,7 +71,7 @@ final class LogRecovery
             PromiseLoss.remember(directory, config.inheritedPromiseLoss());
         }
         else if (DurabilityPolicy.BATCH == config.durability() && !PromiseFile.OK.equals(promiseStatus) &&
-            report.endPosition() > report.startPosition())
+            (report.endPosition() > report.startPosition() || report.hasTornTail()))
         {
             PromiseLoss.remember(directory, promiseStatus);
             LOGGER.log(System.Logger.Level.WARNING, "{0} is {1} beside a log of {2,number,#} bytes under batch " +

@@ -44,7 +44,7 @@ public final class LogTool
             final boolean damaged = report.lostPromisedFrames();
             final String status = PromiseFile.status(dir.resolve(LogFormat.PROMISE_FILE));
             final boolean lostEarlier = PromiseFile.OK.equals(status) && null != PromiseLoss.read(dir);
-            final String promise = lostEarlier ? "lost-earlier" : status;
+            final String promise = lostEarlier ? "lost_earlier" : status;
             out.printf("log status=%s dir=%s format_version=%d segment_length=%d max_batch_length=%d segments=%d " +
                 "start_position=%d end_position=%d frames=%d last_term=%d promised_position=%d promise=%s%n",
                 damaged ? "damaged" : report.hasTornTail() ? "torn_tail" : "ok", dir, values.formatVersion(),

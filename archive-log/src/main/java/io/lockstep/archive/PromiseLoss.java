@@ -40,7 +40,7 @@ public final class PromiseLoss
             return null;
         }
         final String status = new String(bytes, StandardCharsets.UTF_8).trim();
-        return status.isEmpty() ? PromiseFile.UNTRUSTED : status; // a mark cut short by a crash still marks the loss
+        return status.isEmpty() ? PromiseFile.UNTRUSTED : status; // emptied by a disk that lost the write: still a loss
     }
 
     static void remember(final Path directory, final String status)

@@ -90,7 +90,7 @@ class LogToolTest
         }
         out.reset();
         assertEquals(0, run("verify", dir.toString()));
-        assertTrue(out().contains(" promise=lost-earlier"), out());
+        assertTrue(out().contains(" promise=lost_earlier"), out());
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
         {
             log.promiseKeptAgain();

@@ -25,7 +25,7 @@ final class ZoneFloor
     static void print(final long delayMs, final int size) throws Exception
     {
         final Histogram rtt = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-        final int roundTrips = (int)Math.max(200, 2000 / delayMs); // about two seconds at any delay
+        final int roundTrips = (int)Math.max(200, 1000 / delayMs); // about two seconds at any delay
         try (ServerSocket server = new ServerSocket(0))
         {
             final Thread echo = new Thread(() -> echo(server, size), "zone-floor-echo");

@@ -41,6 +41,12 @@ final class ClusterFormation
     /** A voter answered with a term: a cluster has formed, and this member waits for its leader. */
     private boolean formedElsewhere;
     private boolean askedBefore;
+    /**
+     * With the log's promise lost: this member's term when it started. It may have acknowledged frames, since lost,
+     * to a leader of that term or an earlier one, which may still count them; only a leader of a later term, which
+     * holds every committed frame, can show by its commit that this member's log holds them all.
+     */
+    private final long promiseLostBy;
 
     ClusterFormation(
         final int memberId,
@@ -55,6 +61,7 @@ final class ClusterFormation
         this.membership = membership;
         this.errors = errors;
         this.identity = store.identity();
+        this.promiseLostBy = null == log.promiseLost() ? -1 : store.term();
         if (!identity.mayElect() && otherMembers() == 0 && membership.isVoter(memberId))
         {
             found(); // a cluster of one: there is no one to ask, and no one else's data to lose
@@ -193,8 +200,9 @@ final class ClusterFormation
 
     /**
      * The commit position moved. Once it covers an entry of the current leader's term and this member holds the log
-     * up to it, the member holds everything committed: it may vote (it holds everything committed before the term),
-     * its identity is sealed, and a promise it had lost is kept again (it may vouch for what it holds).
+     * up to it, the member holds everything committed: it may vote (it holds everything committed before the term)
+     * and its identity is sealed. A promise it had lost is kept again (it may vouch for what it holds) only by such a
+     * commit of a term later than its own when it started, held durably (see {@link #promiseLostBy}).
      *
      * @param commitPosition this member's commit position.
      * @param term           the current term.
@@ -202,7 +210,8 @@ final class ClusterFormation
      */
     void onCommit(final long commitPosition, final long term, final TermIndex termIndex)
     {
-        if (identity.mayElect() && identity.sealed() && null == log.promiseLost())
+        final boolean promiseLost = null != log.promiseLost();
+        if (identity.mayElect() && identity.sealed() && !promiseLost)
         {
             return;
         }
@@ -211,16 +220,17 @@ final class ClusterFormation
         {
             return;
         }
+        if (promiseLost && term > promiseLostBy && log.promisedPosition() >= commitPosition)
+        {
+            LOGGER.log(System.Logger.Level.INFO, "member {0} durably holds the log of term {1,number,#} up to its " +
+                "commit at {2,number,#}: its log''s promise, lost before, is kept again, and it answers for what it " +
+                "holds", memberId, term, commitPosition);
+            log.promiseKeptAgain();
+        }
         if (!identity.mayElect())
         {
             LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1,number,#}: it may " +
                 "vote and stand for election again", memberId, commitPosition);
-        }
-        if (null != log.promiseLost())
-        {
-            LOGGER.log(System.Logger.Level.INFO, "member {0} holds the committed log up to {1,number,#}: its log''s " +
-                "promise, lost before, is kept again, and it answers for what it holds", memberId, commitPosition);
-            log.promiseKeptAgain();
         }
         save(new ClusterIdentity(identity.high(), identity.low(), true, identity.known()));
     }

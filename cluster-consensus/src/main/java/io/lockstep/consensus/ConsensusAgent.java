@@ -426,7 +426,7 @@ public final class ConsensusAgent implements Agent
         leaderId = -1;
         setTermAndVote(term + 1, memberId);
         tally.start(memberId, false);
-        electionDeadlineNs = nowNs + config.candidateRetryNs(random.nextDouble());
+        electionDeadlineNs = nowNs + randomElectionTimeout();
         LOGGER.log(System.Logger.Level.INFO, "member {0} stands for election in term {1}", memberId, term);
         if (tally.won(membership.quorum()))
         {
@@ -489,6 +489,11 @@ public final class ConsensusAgent implements Agent
         {
             becomeFollower(voterTerm, -1);
             return;
+        }
+        if (Role.CANDIDATE == role && !granted && membership.isVoter(voterId) && tally.refuse(voterId, preVote,
+            candidateTerm, term, membership.voters(), membership.quorum(), transport))
+        {
+            electionDeadlineNs = Math.min(electionDeadlineNs, nowNs + config.candidateRetryNs(random.nextDouble()));
         }
         if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId) ||
             !tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
@@ -597,9 +602,7 @@ public final class ConsensusAgent implements Agent
 
     private long randomElectionTimeout()
     {
-        // [t, 1.5t): wide enough (a hundred round trips on a LAN) that candidates rarely collide, narrow enough that
-        // the first follower to notice a dead leader does so soon after t.
-        return config.electionTimeoutNs() + (long)(random.nextDouble() * config.electionTimeoutNs() / 2);
+        return config.electionWaitNs(random.nextDouble());
     }
 
     // -------------------------------------------------------------------------------------------- follower side

@@ -75,7 +75,8 @@ public final class MemberMetrics
     public static final int SESSION_OPENS_REFUSED = 37;
     /**
      * 1 from a start that found the log's promise file missing, or holding nothing, beside a log kept under batch
-     * durability, until the member holds a leader's committed log again (restarts in between keep it 1).
+     * durability, until the member durably holds the log committed by a leader of a later term (restarts in between
+     * keep it 1).
      */
     public static final int LOG_PROMISE_LOST = 38;
     /** When the first certificate of this member's TLS chain to expire does, in Unix seconds; 0 without TLS files. */

@@ -162,8 +162,8 @@ final class OwedFrames
 
     /**
      * No longer owing (frames came back from a leader, or the promise came down): nothing is held nowhere, and a
-     * later loss is named and explained afresh. And whether the log's promise is lost, as a gauge: it is kept again
-     * once this member holds a leader's committed log.
+     * later loss is named and explained afresh. Also the gauge of a lost promise (kept here, with what this member may
+     * vouch for: it changes when {@code ClusterFormation.onCommit} finds the promise kept again).
      */
     void onDutyCycle(final boolean owes)
     {

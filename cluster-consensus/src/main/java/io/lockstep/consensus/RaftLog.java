@@ -163,8 +163,9 @@ public interface RaftLog extends BlockSource
     void lowerPromise(long position, long term);
 
     /**
-     * @return null, or how the promise was found at open when it should have held one (missing, untrusted): then
-     * the member cannot vouch for what it may have acknowledged before (see {@link OwedFrames}).
+     * @return null, or how the promise was found when it should have held one (missing, untrusted), at this open or
+     * an earlier one, until {@link #promiseKeptAgain()}: the member cannot vouch for what it may have acknowledged
+     * before (see {@link OwedFrames}).
      */
     default String promiseLost()
     {

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -198,26 +199,47 @@ class OwedFramesTest
                 "two restarts later it still cannot say what it acknowledged before");
             assertEquals(1, restarted.metrics().get(MemberMetrics.LOG_PROMISE_LOST));
 
-            final TermIndex termIndex = new TermIndex();
-            termIndex.onFrame(3, 0);
-            termIndex.onFrame(4, lost.pendingPosition());
-            lost.append(4, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
-            lost.flush();
+            // The member started in term 3: a leader of term 3 may still count an acknowledgement it gave before
+            // the loss, so only a commit of a later term, held durably, shows its log holds every committed frame.
             final ClusterFormation formation = new ClusterFormation(ME, electionState, lost,
                 new Membership(ConsensusConfig.of(ME, fiveMembers(), TimeoutProfile.LAN), electionState),
                 new MemberErrors(() -> 0L, new MemberMetrics()));
-            electionState.save(4, 0);
+            final TermIndex termIndex = new TermIndex();
+            termIndex.onFrame(3, 0);
+            lost.append(3, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            awaitDurable(lost);
+            formation.onCommit(lost.pendingPosition(), 3, termIndex);
+            assertEquals("missing", lost.promiseLost(), "a commit of the term it started in shows nothing");
+
+            electionState.save(4, 0); // it voted for member 0, which won term 4
+            termIndex.onFrame(4, lost.pendingPosition());
+            lost.append(4, LogEntryType.CLIENT_APPEND, new UnsafeBuffer(new byte[200]), 0, 200);
+            formation.onCommit(lost.pendingPosition() + 200, 4, termIndex);
+            assertEquals("missing", lost.promiseLost(), "a commit beyond what its log holds shows nothing");
+            awaitDurable(lost);
             formation.onCommit(lost.pendingPosition(), 4, termIndex);
-            assertEquals(null, lost.promiseLost(), "it holds a leader's committed log: every committed frame");
+            assertNull(lost.promiseLost(), "it durably holds a later leader's committed log: every committed frame");
         }
         try (ArchiveRaftLog kept = new ArchiveRaftLog(config))
         {
-            assertEquals(null, kept.promiseLost(), "and says so across the next start");
+            assertNull(kept.promiseLost(), "and says so across the next start");
             final ConsensusAgent restarted = new ConsensusAgent(ConsensusConfig.of(ME, fiveMembers(),
                 TimeoutProfile.LAN), () -> nowNs, () -> nowNs, transport, kept, electionState, new Random(1));
             assertEquals(BooleanType.TRUE, question(restarted).holdingsKnown());
             assertEquals(0, restarted.metrics().get(MemberMetrics.LOG_PROMISE_LOST));
         }
+    }
+
+    /** Flush and wait, bounded, until the log's sync thread has made it durable and promised it. */
+    private static void awaitDurable(final ArchiveRaftLog log)
+    {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (log.promisedPosition() < log.pendingPosition() && System.nanoTime() < deadline)
+        {
+            log.flush();
+            Thread.onSpinWait();
+        }
+        assertEquals(log.pendingPosition(), log.promisedPosition(), "synced within 10 s");
     }
 
     /** Member 1 asks what the member holds (round 77): @return the member's answer. */

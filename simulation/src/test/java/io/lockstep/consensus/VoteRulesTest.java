@@ -123,24 +123,63 @@ class VoteRulesTest
     @Test
     void aCandidateWhoseVoteSplitTriesAgainWithinTwoHeartbeatsNotAnElectionTimeout()
     {
-        nowNs += 2 * TimeoutProfile.LAN.electionTimeoutNs();
-        voter.doWork();
-        assertEquals(Role.CANDIDATE, voter.role(), "no leader heard for a timeout: a pre-vote");
-        voter.onVote(0, 0, 1, true, true);
-        assertEquals(1, voter.term(), "member 0 granted the pre-vote: an election in term 1");
-        voter.onVote(1, 1, 1, false, false); // member 1 voted for another candidate of term 1: the vote split
+        transport.down.add(0); // the leader died: its connection dropped
+        standInTermOne();
+        voter.onVote(1, 1, 1, false, false); // member 1 stood too, and voted for itself: the vote split
 
         transport.sent.clear();
         nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
         voter.doWork();
-        final UnsafeBuffer request = lastOf(RequestVoteDecoder.TEMPLATE_ID);
-        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(request, 0);
-        final RequestVoteDecoder retry = new RequestVoteDecoder().wrap(request, MessageHeaderDecoder.ENCODED_LENGTH,
-            header.blockLength(), header.version());
+        final RequestVoteDecoder retry = lastRequestVote();
         assertEquals(BooleanType.TRUE, retry.preVote(), "tried again two heartbeats on, starting with a pre-vote");
         assertEquals(2, retry.term());
         assertEquals(1, voter.term(), "which raises no term");
-        assertTrue(2 * TimeoutProfile.LAN.heartbeatIntervalNs() < TimeoutProfile.LAN.electionTimeoutNs());
+    }
+
+    @Test
+    void aCandidateWaitsOutItsTimeoutForAVoterThatHasNotAnswered()
+    {
+        transport.down.add(0);
+        standInTermOne(); // member 1, connected, has not answered: its disk or link may be slow
+
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        assertTrue(transport.sent.isEmpty(), "no retry while a connected voter may still grant its vote");
+        voter.onVote(1, 1, 1, true, false);
+        assertEquals(Role.LEADER, voter.role(), "and its late vote wins the election");
+    }
+
+    @Test
+    void aRefusalWithTheOtherVoterConnectedLeavesTheElectionOpen()
+    {
+        standInTermOne();
+        voter.onVote(1, 1, 1, false, false);
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        assertTrue(transport.sent.isEmpty(), "member 0 is connected and may still grant it");
+        nowNs += TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(2, lastRequestVote().term(), "after the election timeout it tries again");
+    }
+
+    /** No leader heard for a timeout; member 1 grants the pre-vote: an election in term 1. */
+    private void standInTermOne()
+    {
+        nowNs += 2 * TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(Role.CANDIDATE, voter.role(), "no leader heard for a timeout: a pre-vote");
+        voter.onVote(0, 1, 1, true, true);
+        assertEquals(1, voter.term(), "a pre-vote granted: an election in term 1");
+    }
+
+    private RequestVoteDecoder lastRequestVote()
+    {
+        final UnsafeBuffer request = lastOf(RequestVoteDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(request, 0);
+        return new RequestVoteDecoder().wrap(request, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
     }
 
     @Test

@@ -111,13 +111,13 @@ public final class ArchiveRaftLog implements RaftLog
         this.config = config;
         final Path directory = config.directory();
         this.base = new LogBaseFile(directory.resolveSibling(directory.getFileName() + ".base"));
-        if (!Files.exists(directory))
+        if (!Files.exists(directory) || Files.isDirectory(discardedDirectory()))
         {
             config.initialPosition(base.position());
-            // A reset that crashed after moving the old log aside: what that log promised is still owed.
+            // A reset that crashed after moving the old log aside, before or while the new one was made: what the
+            // old log promised, and a promise it had lost, are still owed.
             inheritPromise(discardedDirectory());
         }
-        deleteTree(discardedDirectory());
         config.recoveryHandler(recovered);
         try
         {
@@ -126,7 +126,9 @@ public final class ArchiveRaftLog implements RaftLog
         finally
         {
             config.recoveryHandler(null);
+            config.inheritedPromiseLoss(null); // for this log only: the config outlives it
         }
+        deleteTree(discardedDirectory()); // only now that the new log holds what the old one owed
         recovered.opened(log.startPosition(), log.pendingPosition());
         if (base.position() > log.startPosition())
         {
@@ -268,6 +270,7 @@ public final class ArchiveRaftLog implements RaftLog
         baseTerm = term;
         config.initialPosition(position);
         log = ArchiveLog.open(config);
+        config.inheritedPromiseLoss(null);
         if (null != onDurable)
         {
             log.onDurable(onDurable); // the new log's sync thread wakes the member's thread as the old one did
@@ -374,8 +377,8 @@ public final class ArchiveRaftLog implements RaftLog
     }
 
     /**
-     * @return null, or how the log's promise file was found at open when it should have held a promise (see
-     * {@link ArchiveLog#promiseLost()}).
+     * @return null, or how the log's promise file was found when it should have held a promise, at this open or an
+     * earlier one, until kept again (see {@link ArchiveLog#promiseLost()}).
      */
     @Override
     public String promiseLost()

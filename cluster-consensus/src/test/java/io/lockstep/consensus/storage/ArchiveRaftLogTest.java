@@ -211,7 +211,7 @@ class ArchiveRaftLogTest
     }
 
     @Test
-    void aLostPromiseStaysLostThroughAResetAndAResetInterruptedAfterMovingTheOldLogAside() throws Exception
+    void aLostPromiseStaysLostThroughAResetAndAResetInterruptedWhileMakingTheNewLog() throws Exception
     {
         try (ArchiveRaftLog log = new ArchiveRaftLog(config()))
         {
@@ -224,11 +224,13 @@ class ArchiveRaftLogTest
             log.reset(5 * SEGMENT, 9);
             assertEquals("missing", log.promiseLost(), "the new log owes what the old one may have acknowledged");
         }
-        // The crash came after the directory was renamed and before the new log was made.
+        // The crash came after the directory was renamed and while the new log was being made: it is empty.
         Files.move(dir.resolve("log"), dir.resolve("log.discarded"));
+        Files.createDirectories(dir.resolve("log"));
         try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
         {
             assertEquals("missing", reopened.promiseLost(), "taken from the log moved aside");
+            assertFalse(Files.exists(dir.resolve("log.discarded")), "deleted once the new log holds the mark");
             reopened.promiseKeptAgain();
         }
         try (ArchiveRaftLog reopened = new ArchiveRaftLog(config()))
