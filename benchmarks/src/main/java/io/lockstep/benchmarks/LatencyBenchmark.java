@@ -231,26 +231,7 @@ public final class LatencyBenchmark
         final Histogram rtt = new Histogram(TimeUnit.SECONDS.toNanos(1), 3);
         try (ServerSocket server = new ServerSocket(0))
         {
-            final Thread echo = new Thread(() ->
-            {
-                try (Socket s = server.accept())
-                {
-                    s.setTcpNoDelay(true);
-                    final DataInputStream in = new DataInputStream(s.getInputStream());
-                    final DataOutputStream o = new DataOutputStream(s.getOutputStream());
-                    final byte[] b = new byte[size];
-                    while (true)
-                    {
-                        in.readFully(b);
-                        o.write(b);
-                        o.flush();
-                    }
-                }
-                catch (final Exception ignore)
-                {
-                    // The client closed.
-                }
-            }, "loopback-echo");
+            final Thread echo = new Thread(() -> ZoneFloor.echo(server, size), "loopback-echo");
             echo.setDaemon(true);
             echo.start();
             try (Socket s = new Socket("127.0.0.1", server.getLocalPort()))

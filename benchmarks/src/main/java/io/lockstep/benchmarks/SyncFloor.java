@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The least a durable commit can take on this machine's disk: three threads, as three members on one disk, each
@@ -33,6 +34,7 @@ final class SyncFloor
         final Path dir = Files.createTempDirectory("lockstep-sync-floor");
         final Histogram[] syncs = new Histogram[WRITERS];
         final Thread[] writers = new Thread[WRITERS];
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
         final long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         try
         {
@@ -42,6 +44,7 @@ final class SyncFloor
                 final Path file = dir.resolve("writer-" + i);
                 syncs[i] = h;
                 writers[i] = new Thread(() -> syncBackToBack(file, end, h), "sync-floor-" + i);
+                writers[i].setUncaughtExceptionHandler((t, ex) -> failure.compareAndSet(null, ex));
                 writers[i].start();
             }
             final Histogram all = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
@@ -49,6 +52,10 @@ final class SyncFloor
             {
                 writers[i].join();
                 all.add(syncs[i]);
+            }
+            if (null != failure.get())
+            {
+                throw new IllegalStateException("a sync-floor writer failed in " + dir, failure.get());
             }
             System.out.printf(Locale.ROOT, "disk: %d files appended to and synced back to back at once (%d-byte " +
                 "batches, as %d members on one disk): %d syncs, fdatasync p50 %d us, p99 %d us, p99.9 %d us, " +

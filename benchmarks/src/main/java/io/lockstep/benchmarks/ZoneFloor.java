@@ -59,7 +59,8 @@ final class ZoneFloor
             rtt.getValueAtPercentile(99) / 1000, rtt.getMaxValue() / 1000);
     }
 
-    private static void echo(final ServerSocket server, final int size)
+    /** Echo whatever one connection to the server sends, in messages of the size, until it closes. */
+    static void echo(final ServerSocket server, final int size)
     {
         try (Socket s = server.accept())
         {

@@ -490,11 +490,6 @@ public final class ConsensusAgent implements Agent
             becomeFollower(voterTerm, -1);
             return;
         }
-        if (Role.CANDIDATE == role && !granted && membership.isVoter(voterId) && tally.refuse(voterId, preVote,
-            candidateTerm, term, membership.voters(), membership.quorum(), transport))
-        {
-            electionDeadlineNs = Math.min(electionDeadlineNs, nowNs + config.candidateRetryNs(random.nextDouble()));
-        }
         if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId) ||
             !tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
         {
