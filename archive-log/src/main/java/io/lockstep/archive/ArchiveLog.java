@@ -614,8 +614,8 @@ public final class ArchiveLog implements AutoCloseable
     }
 
     /**
-     * The log holds a leader's committed log again, so what it acknowledged before the promise was lost no longer
-     * matters: every committed frame is in it. Removes the mark, durably. Writer's thread.
+     * The log durably holds what a leader of a later term committed, so what it acknowledged before the promise was
+     * lost no longer matters: every committed frame is in it. Removes the mark, durably. Writer's thread.
      */
     public void promiseKeptAgain()
     {

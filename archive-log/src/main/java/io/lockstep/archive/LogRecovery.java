@@ -63,8 +63,9 @@ final class LogRecovery
         if (null != PromiseLoss.read(directory))
         {
             LOGGER.log(System.Logger.Level.WARNING, "the promise of log {0} was found {1} at an earlier start, and " +
-                "the member has not held a leader''s committed log since: it still cannot vouch for what it " +
-                "acknowledged before (lockstep_log_promise_lost=1)", directory, PromiseLoss.read(directory));
+                "the member has not held a later leader''s committed log since: it still cannot vouch for what it " +
+                "acknowledged before (lockstep_log_promise_lost=1; docs/how-to/deploy.md#a-lost-promise)", directory,
+                PromiseLoss.read(directory));
         }
         else if (null != config.inheritedPromiseLoss())
         {

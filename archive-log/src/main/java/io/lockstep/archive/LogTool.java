@@ -110,8 +110,8 @@ public final class LogTool
         if (lostEarlier)
         {
             err.println("log " + name + ": warning: its promise was found " + PromiseLoss.read(dir) + " at an " +
-                "earlier start (" + PromiseLoss.FILE_NAME + "), and the member has not held a leader's committed " +
-                "log since");
+                "earlier start (" + PromiseLoss.FILE_NAME + "), and the member has not held a later leader's " +
+                "committed log since");
         }
         else if (!PromiseFile.OK.equals(promise) && report.endPosition() > report.startPosition())
         {

@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * That a log's promise was once found lost, kept on disk until the member holds a leader's committed log again.
+ * That a log's promise was once found lost, kept on disk until the member durably holds the log committed by a
+ * leader of a later term than its own when it last started (the consensus module decides; see
+ * {@code ClusterFormation.onCommit}).
  * <p>
  * A member that starts under {@code BATCH} and finds its promise file missing, or holding nothing, beside a non-empty
  * log cannot say what it acknowledged before: recovery makes a new promise from what the log holds, which may be less.

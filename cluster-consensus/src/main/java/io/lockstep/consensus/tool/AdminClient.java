@@ -309,10 +309,11 @@ public final class AdminClient implements AutoCloseable
     }
 
     /**
-     * Wait until every member answers, one of them leads, none stands for election, and all have committed their
-     * whole log at the same position. A cluster that has not yet elected its first leader is not converged, though
-     * every member is at position 0: a caller taking its statuses as "before" would see the election that follows
-     * as a change.
+     * Wait until every member answers at the same term, one of them leads, none stands for election, and all have
+     * committed their whole log at the same position, past the leader's first entry. A cluster that has not yet
+     * elected its first leader is not converged, though every member is at position 0; nor is a leader just elected
+     * whose first entry is not yet written or whose followers are still in the term before: a caller taking those
+     * statuses as "before" would see the election, or the entry, that follows as a change.
      *
      * @return the members' statuses then, or null if that did not happen in time.
      */
@@ -325,6 +326,8 @@ public final class AdminClient implements AutoCloseable
             if (now.size() == members.size() &&
                 now.values().stream().anyMatch(s -> Role.LEADER == s.role()) &&
                 now.values().stream().noneMatch(s -> Role.CANDIDATE == s.role()) &&
+                now.values().stream().map(Status::term).distinct().count() == 1 &&
+                now.values().stream().allMatch(s -> s.commitPosition() > 0) &&
                 now.values().stream().map(Status::commitPosition).distinct().count() == 1 &&
                 now.values().stream().allMatch(s -> s.commitPosition() == s.logPosition()))
             {
