@@ -60,12 +60,13 @@ final class LogRecovery
         final String promiseStatus)
     {
         final Path directory = config.directory();
-        if (null != PromiseLoss.read(directory))
+        final String lostEarlier = PromiseLoss.read(directory);
+        if (null != lostEarlier)
         {
             LOGGER.log(System.Logger.Level.WARNING, "the promise of log {0} was found {1} at an earlier start, and " +
                 "the member has not held a later leader''s committed log since: it still cannot vouch for what it " +
                 "acknowledged before (lockstep_log_promise_lost=1; docs/how-to/deploy.md#a-lost-promise)", directory,
-                PromiseLoss.read(directory));
+                lostEarlier);
         }
         else if (null != config.inheritedPromiseLoss())
         {

@@ -43,14 +43,14 @@ public final class LogTool
             final RecoveryReport report = ArchiveLog.verify(dir, null);
             final boolean damaged = report.lostPromisedFrames();
             final String status = PromiseFile.status(dir.resolve(LogFormat.PROMISE_FILE));
-            final boolean lostEarlier = PromiseFile.OK.equals(status) && null != PromiseLoss.read(dir);
-            final String promise = lostEarlier ? "lost_earlier" : status;
+            final String lostAs = PromiseFile.OK.equals(status) ? PromiseLoss.read(dir) : null;
+            final String promise = null != lostAs ? "lost_earlier" : status;
             out.printf("log status=%s dir=%s format_version=%d segment_length=%d max_batch_length=%d segments=%d " +
                 "start_position=%d end_position=%d frames=%d last_term=%d promised_position=%d promise=%s%n",
                 damaged ? "damaged" : report.hasTornTail() ? "torn_tail" : "ok", dir, values.formatVersion(),
                 values.segmentLength(), values.maxBatchLength(), bases.length, report.startPosition(),
                 report.endPosition(), report.framesScanned(), report.lastTerm(), report.promisedPosition(), promise);
-            warnOfLostPromise(err, args[0], dir, lostEarlier, promise, report);
+            warnOfLostPromise(err, args[0], lostAs, promise, report);
             if (damaged)
             {
                 // Frames this member made durable, and may have acknowledged, are damaged or missing.
@@ -103,13 +103,13 @@ public final class LogTool
         }
     }
 
-    private static void warnOfLostPromise(final PrintStream err, final String name, final Path dir,
-        final boolean lostEarlier, final String promise,
-        final RecoveryReport report)
+    /** @param lostAs how the promise was found at an earlier start, if its loss is still marked; else null. */
+    private static void warnOfLostPromise(final PrintStream err, final String name, final String lostAs,
+        final String promise, final RecoveryReport report)
     {
-        if (lostEarlier)
+        if (null != lostAs)
         {
-            err.println("log " + name + ": warning: its promise was found " + PromiseLoss.read(dir) + " at an " +
+            err.println("log " + name + ": warning: its promise was found " + lostAs + " at an " +
                 "earlier start (" + PromiseLoss.FILE_NAME + "), and the member has not held a later leader's " +
                 "committed log since");
         }
