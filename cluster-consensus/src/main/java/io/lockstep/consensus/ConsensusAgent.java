@@ -716,9 +716,10 @@ public final class ConsensusAgent implements Agent
             membershipExchange.onDiverged(position, commitPosition, fromLeaderId);
             return;
         }
-        if (null == snapshots || position <= commitPosition)
+        if (null == snapshots || (position <= commitPosition && log.pendingPosition() >= position))
         {
-            // Already hold it (a repeat after the install finished): the leader replicates log from here on.
+            // Already hold it (a repeat after the install finished): the leader replicates log from here on. A log
+            // cut below it for a damaged frame holds less than the commit says, and takes the snapshot like any other.
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != snapshots);
             return;
         }

@@ -495,12 +495,21 @@ public final class SimLog implements RaftLog
         {
             return -1;
         }
-        damagedFrame = frameBoundaryAtOrBelow(start, start + (long)(random.nextDouble() * (durable - start)));
-        if (damagedFrame >= durable)
+        return damageFrameAt(start + (long)(random.nextDouble() * (durable - start)));
+    }
+
+    /**
+     * Damage the durable frame holding a position, as {@link #damageFrame(Random)} does at random.
+     *
+     * @return where the damaged frame starts, or -1 if no durable frame holds the position.
+     */
+    public long damageFrameAt(final long position)
+    {
+        if (position < start || position >= durable)
         {
-            damagedFrame = -1;
             return -1;
         }
+        damagedFrame = frameBoundaryAtOrBelow(start, position);
         damagedAt = damagedFrame;
         return damagedFrame;
     }

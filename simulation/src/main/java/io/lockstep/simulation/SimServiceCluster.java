@@ -240,6 +240,12 @@ public final class SimServiceCluster
         return storages[i];
     }
 
+    /** @return member i's newest durable snapshot's log position, or -1 with none. */
+    public long snapshotPosition(final int i)
+    {
+        return storages[i].durablePosition();
+    }
+
     public SimLog log(final int i)
     {
         return logs[i];

@@ -1,6 +1,7 @@
 package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.consensus.codecs.Role;
 import io.lockstep.examples.kv.codecs.KvOp;
 import io.lockstep.examples.kv.codecs.KvRequestEncoder;
 import io.lockstep.examples.kv.codecs.KvResponseDecoder;
@@ -183,6 +184,55 @@ class KeyValueSimulationTest
         }
         System.out.printf("key-value simulation with a warm standby: %d seeds (half with the synchronous option), " +
             "%d operations, every history linearizable, none applied twice%n", seeds, operations);
+    }
+
+    /**
+     * The synchronous standby finds a damaged frame in log the leader has since purged under a snapshot, while its
+     * own commit position is past that snapshot: it is sent the snapshot and catches up. Its commit alone once made
+     * it answer that it held the snapshot already; the leader then offered log from the snapshot on, the standby's
+     * log ended at the cut, and the two went round that loop for good. With the synchronous option nothing commits
+     * that no standby holds, so the leader never took the newer snapshot that would have broken the loop: every
+     * commit stopped.
+     */
+    @Test
+    void aStandbyWhoseDamagedFrameTheLeaderPurgedIsSentTheSnapshotAndCommitsGoOn()
+    {
+        final long seed = 11;
+        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS, KeyValueService::new, true, 8 * 1024,
+            true, true);
+        final List<HistoryOperation> history = new ArrayList<>();
+        final Client[] clients = new Client[CLIENTS];
+        for (int c = 0; c < CLIENTS; c++)
+        {
+            clients[c] = new Client(c, cluster, history);
+        }
+        long damaged = -1;
+        for (int s = 0; damaged < 0; s++)
+        {
+            assertTrue(s < 50_000, "the standby never kept log the leader had purged" + cluster.describe());
+            step(cluster, clients, false, true);
+            damaged = damageStandbyBelowTheLeadersLog(cluster, SimServiceCluster.MEMBERS);
+        }
+        settleAndCheck(seed, cluster, clients, history, " after the damage at " + damaged);
+    }
+
+    /**
+     * @return where the standby's log was damaged: at its start, below the leader's log start, with the standby's
+     * commit position past the leader's snapshot; -1 (nothing damaged) until the standby holds such log.
+     */
+    private static long damageStandbyBelowTheLeadersLog(final SimServiceCluster cluster, final int standby)
+    {
+        for (int leader = 0; leader < SimServiceCluster.MEMBERS; leader++)
+        {
+            if (null != cluster.member(leader) && Role.LEADER == cluster.member(leader).consensus().role() &&
+                null != cluster.member(standby) && cluster.snapshotPosition(leader) > 0 &&
+                cluster.log(standby).startPosition() < cluster.log(leader).startPosition() &&
+                cluster.member(standby).consensus().commitPosition() > cluster.snapshotPosition(leader))
+            {
+                return cluster.log(standby).damageFrameAt(cluster.log(standby).startPosition());
+            }
+        }
+        return -1;
     }
 
     /**
