@@ -490,6 +490,11 @@ public final class ConsensusAgent implements Agent
             becomeFollower(voterTerm, -1);
             return;
         }
+        if (Role.CANDIDATE == role && !granted && membership.isVoter(voterId) && tally.refuse(voterId, preVote,
+            candidateTerm, term, membership.voters(), membership.quorum(), transport))
+        {
+            electionDeadlineNs = Math.min(electionDeadlineNs, nowNs + config.candidateRetryNs(random.nextDouble()));
+        }
         if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId) ||
             !tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
         {
@@ -742,8 +747,6 @@ public final class ConsensusAgent implements Agent
         }
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
-
-    // --------------------------------------------------------------------------------------------- client side
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {

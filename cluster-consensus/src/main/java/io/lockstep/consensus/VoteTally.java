@@ -1,5 +1,7 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.Transport;
+
 /**
  * A candidate's count of the votes for it, in its pre-vote or its election: which members granted one, as a bitmask
  * of member ids (at most 64 members, as {@link Membership}). A vote counts only in the phase and term it was asked in.
@@ -7,13 +9,46 @@ package io.lockstep.consensus;
 final class VoteTally
 {
     private long votes;
+    private long refusals;
     private boolean preVotePhase;
 
     /** A new phase: only this member's own vote so far. */
     void start(final int selfId, final boolean preVote)
     {
         votes = 1L << selfId;
+        refusals = 0;
         preVotePhase = preVote;
+    }
+
+    /**
+     * Note a refusal of the election under way (refused pre-votes are not counted: a pre-vote that cannot win waits
+     * out its timeout, so that a member cut off from a live leader does not keep asking).
+     *
+     * @param voterId      who refused.
+     * @param preVote      true if it answers a pre-vote request.
+     * @param askedTerm    the term it was refused for.
+     * @param expectedTerm the term of the election under way.
+     * @param voters       the voters, as a bitmask of member ids.
+     * @param quorum       votes needed.
+     * @param transport    whether this member's connection to a voter is up: a voter without one cannot answer
+     *                     before the candidate's timeout (in a failover, the dead leader).
+     * @return true if this refusal settles it: the votes granted, with those of the connected voters that have not
+     * answered yet, fall short of a quorum (a split vote). A voter that is slow to answer keeps the election open.
+     */
+    boolean refuse(final int voterId, final boolean preVote, final long askedTerm, final long expectedTerm,
+        final long voters, final int quorum, final Transport transport)
+    {
+        if (preVote || preVotePhase || askedTerm != expectedTerm || 0 != (refusals & (1L << voterId)))
+        {
+            return false;
+        }
+        refusals |= 1L << voterId;
+        int mayWin = Long.bitCount(votes & voters);
+        for (long unanswered = voters & ~votes & ~refusals; 0 != unanswered; unanswered &= unanswered - 1)
+        {
+            mayWin += transport.isConnected(Long.numberOfTrailingZeros(unanswered)) ? 1 : 0;
+        }
+        return mayWin < quorum;
     }
 
     /**

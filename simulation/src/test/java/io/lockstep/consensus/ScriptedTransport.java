@@ -6,7 +6,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A transport for driving one member by hand: messages queued with {@link #deliver} reach the member at its next
@@ -22,6 +24,8 @@ final class ScriptedTransport implements Transport
     private final ArrayDeque<byte[]> inbound = new ArrayDeque<>();
     private final ArrayDeque<Integer> inboundFrom = new ArrayDeque<>();
     final List<Sent> sent = new ArrayList<>();
+    /** Endpoints whose connection is down ({@link #isConnected}). */
+    final Set<Integer> down = new HashSet<>();
 
     /** Queue a whole message (header first) from an endpoint, for the member's next poll. */
     void deliver(final int from, final byte[] message)
@@ -52,7 +56,7 @@ final class ScriptedTransport implements Transport
 
     public boolean isConnected(final int endpoint)
     {
-        return true;
+        return !down.contains(endpoint);
     }
 
     public int flush(final long nowNs)

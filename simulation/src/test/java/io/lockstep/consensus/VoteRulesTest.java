@@ -6,6 +6,7 @@ import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
+import io.lockstep.consensus.codecs.RequestVoteDecoder;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.codecs.VoteDecoder;
 import io.lockstep.consensus.storage.ArchiveRaftLog;
@@ -117,6 +118,68 @@ class VoteRulesTest
         assertTrue(granted());
         assertEquals(0, voter.term());
         assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor());
+    }
+
+    @Test
+    void aCandidateWhoseVoteSplitTriesAgainWithinTwoHeartbeatsNotAnElectionTimeout()
+    {
+        transport.down.add(0); // the leader died: its connection dropped
+        standInTermOne();
+        voter.onVote(1, 1, 1, false, false); // member 1 stood too, and voted for itself: the vote split
+
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        final RequestVoteDecoder retry = lastRequestVote();
+        assertEquals(BooleanType.TRUE, retry.preVote(), "tried again two heartbeats on, starting with a pre-vote");
+        assertEquals(2, retry.term());
+        assertEquals(1, voter.term(), "which raises no term");
+    }
+
+    @Test
+    void aCandidateWaitsOutItsTimeoutForAVoterThatHasNotAnswered()
+    {
+        transport.down.add(0);
+        standInTermOne(); // member 1, connected, has not answered: its disk or link may be slow
+
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        assertTrue(transport.sent.isEmpty(), "no retry while a connected voter may still grant its vote");
+        voter.onVote(1, 1, 1, true, false);
+        assertEquals(Role.LEADER, voter.role(), "and its late vote wins the election");
+    }
+
+    @Test
+    void aRefusalWithTheOtherVoterConnectedLeavesTheElectionOpen()
+    {
+        standInTermOne();
+        voter.onVote(1, 1, 1, false, false);
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        assertTrue(transport.sent.isEmpty(), "member 0 is connected and may still grant it");
+        nowNs += TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(2, lastRequestVote().term(), "after the election timeout it tries again");
+    }
+
+    /** No leader heard for a timeout; member 1 grants the pre-vote: an election in term 1. */
+    private void standInTermOne()
+    {
+        nowNs += 2 * TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(Role.CANDIDATE, voter.role(), "no leader heard for a timeout: a pre-vote");
+        voter.onVote(0, 1, 1, true, true);
+        assertEquals(1, voter.term(), "a pre-vote granted: an election in term 1");
+    }
+
+    private RequestVoteDecoder lastRequestVote()
+    {
+        final UnsafeBuffer request = lastOf(RequestVoteDecoder.TEMPLATE_ID);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(request, 0);
+        return new RequestVoteDecoder().wrap(request, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
     }
 
     @Test
