@@ -78,7 +78,8 @@ final class LogRecovery
             PromiseLoss.remember(directory, promiseStatus);
             LOGGER.log(System.Logger.Level.WARNING, "{0} is {1} beside a log of {2,number,#} bytes under batch " +
                 "durability: recovery could not tell damage to frames this member acknowledged from a torn last " +
-                "write; a new promise is made from what the log holds (lockstep_log_promise_lost=1)",
+                "write; a new promise is made from what the log holds (lockstep_log_promise_lost=1; " +
+                "docs/how-to/deploy.md#a-lost-promise)",
                 directory.resolve(LogFormat.PROMISE_FILE), promiseStatus,
                 report.endPosition() - report.startPosition());
         }

@@ -94,7 +94,8 @@ class LogToolTest
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
         {
             log.promiseKeptAgain();
-            assertEquals(null, log.promiseLost(), "kept again once the member holds a leader's committed log");
+            assertEquals(null, log.promiseLost(),
+                "kept again once the member durably holds a later leader's committed log");
         }
         try (ArchiveLog log = ArchiveLog.open(TestFrames.config(dir).durability(DurabilityPolicy.BATCH)))
         {

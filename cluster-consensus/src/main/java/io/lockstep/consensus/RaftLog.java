@@ -173,9 +173,9 @@ public interface RaftLog extends BlockSource
     }
 
     /**
-     * This member holds a leader's committed log again, up to an entry of that leader's term: every committed frame
-     * is in it, so what it acknowledged before its promise was lost no longer matters, and {@link #promiseLost()}
-     * is null from now on, across restarts too.
+     * This member durably holds the committed log of a leader of a term later than its own at start, up to an entry
+     * of that leader's term: every committed frame is in it, so what it acknowledged before its promise was lost no
+     * longer matters, and {@link #promiseLost()} is null from now on, across restarts too.
      */
     default void promiseKeptAgain()
     {

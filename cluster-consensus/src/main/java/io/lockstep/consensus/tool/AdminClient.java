@@ -310,7 +310,7 @@ public final class AdminClient implements AutoCloseable
 
     /**
      * Wait until every member answers at the same term, one of them leads, none stands for election, and all have
-     * committed their whole log at the same position, past the leader's first entry. A cluster that has not yet
+     * committed their whole log at the same position, past 0. A cluster that has not yet
      * elected its first leader is not converged, though every member is at position 0; nor is a leader just elected
      * whose first entry is not yet written or whose followers are still in the term before: a caller taking those
      * statuses as "before" would see the election, or the entry, that follows as a change.
