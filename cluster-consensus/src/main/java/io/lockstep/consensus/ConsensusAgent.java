@@ -70,6 +70,7 @@ public final class ConsensusAgent implements Agent
     private int appVersion;
     private long electionDeadlineNs;
     private long lastHeardFromLeaderNs = Long.MIN_VALUE / 2;
+    private long grantedVoteAtNs = Long.MIN_VALUE / 2;
     private final VoteTally tally = new VoteTally();
     private boolean started;
 
@@ -77,7 +78,6 @@ public final class ConsensusAgent implements Agent
     private boolean leaderConnectionUp;
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
-    private SnapshotStorage snapshots;
     private final SnapshotTransfer snapshotTransfer;
 
     /**
@@ -150,7 +150,6 @@ public final class ConsensusAgent implements Agent
      */
     public void attachService(final SnapshotStorage snapshots, final ServiceHooks hooks)
     {
-        this.snapshots = snapshots;
         this.serviceHooks = hooks;
         snapshotTransfer.storage(snapshots);
         admin.attachService(snapshots, hooks);
@@ -459,7 +458,10 @@ public final class ConsensusAgent implements Agent
         final boolean upToDate = LogOrder.candidateUpToDate(log, termIndex.lastTerm(), lastLogTerm, lastLogPosition);
         if (preVote)
         {
-            final boolean granted = candidateTerm > term && upToDate && (!leaderAlive || transfer);
+            // A vote this member granted within a timeout stands for a leader not heard from yet: a candidate
+            // retrying a split vote must not depose the winner because its first append is slow.
+            final boolean granted = candidateTerm > term && upToDate &&
+                (transfer || !leaderAlive && nowNs - grantedVoteAtNs >= config.electionTimeoutNs());
             publisher.vote(candidateId, term, memberId, candidateTerm, granted, true);
             return;
         }
@@ -477,6 +479,7 @@ public final class ConsensusAgent implements Agent
         if (granted)
         {
             setTermAndVote(term, candidateId);
+            grantedVoteAtNs = nowNs;
             electionDeadlineNs = nowNs + randomElectionTimeout();
         }
         publisher.vote(candidateId, term, memberId, candidateTerm, granted, false);
@@ -524,6 +527,7 @@ public final class ConsensusAgent implements Agent
     {
         role = Role.LEADER;
         leaderId = memberId;
+        tally.onLeaderHeard();
         metrics.increment(MemberMetrics.LEADERSHIPS_WON);
         formation.onLeading(random.nextLong(), random.nextLong());
         log.flush();
@@ -664,6 +668,7 @@ public final class ConsensusAgent implements Agent
             becomeFollower(leaderTerm, fromLeaderId);
         }
         lastHeardFromLeaderNs = nowNs;
+        tally.onLeaderHeard();
         leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
     }
@@ -721,15 +726,8 @@ public final class ConsensusAgent implements Agent
             membershipExchange.onDiverged(position, commitPosition, fromLeaderId);
             return;
         }
-        if (null == snapshots || (position <= commitPosition && log.pendingPosition() >= position))
-        {
-            // Already hold it (a repeat after the install finished): the leader replicates log from here on. A log
-            // cut below it for a damaged frame holds less than the commit says, and takes the snapshot like any other.
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != snapshots);
-            return;
-        }
-        final SnapshotStorage.Loaded loaded = snapshotTransfer.receive(fromLeaderId, term, position, snapshotTerm,
-            offset, totalLength, buffer, chunkOffset, chunkLength);
+        final SnapshotStorage.Loaded loaded = snapshotTransfer.receive(followerLog, commitPosition, fromLeaderId, term,
+            position, snapshotTerm, offset, totalLength, buffer, chunkOffset, chunkLength);
         if (null == loaded)
         {
             return;
@@ -747,6 +745,8 @@ public final class ConsensusAgent implements Agent
         }
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
+
+    // --------------------------------------------------------------------------------------------- client side
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {

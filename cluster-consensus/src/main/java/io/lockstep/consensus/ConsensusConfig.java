@@ -236,13 +236,12 @@ public final class ConsensusConfig
     }
 
     /**
-     * How long a candidate whose election is known to be lost (a split vote: every connected voter answered, and the
-     * votes fall short of a quorum; see {@code VoteTally.refuse}) waits before it tries again: one to two heartbeat
-     * intervals, not the rest of an election timeout. In a failover two followers that saw the leader's connection
-     * drop within a round trip of each other both stand; waiting out the election timeout for that made a leader
-     * kill across zones at 5 ms each way with WAN timeouts cost 2.3 s. A voter that has not answered keeps the
-     * election open for its whole timeout, so a slow disk or link never makes a candidate give up early, and a retry
-     * starts with a pre-vote.
+     * How long a candidate whose election is known to be lost (a split vote: the votes granted, with those of the
+     * connected voters yet to answer, fall short of a quorum; see {@code VoteTally.refuse}) waits before it tries
+     * again: one to two heartbeat intervals, not the rest of an election timeout. In a failover two followers that
+     * saw the leader's connection drop within a round trip of each other both stand, and across zones an election
+     * timeout is seconds. A connected voter that has not answered keeps the election open for its whole timeout, so
+     * a slow disk or link never makes a candidate give up early, and a retry starts with a pre-vote.
      *
      * @param random uniform in [0, 1), from the member's seeded source.
      * @return the wait, in nanoseconds.

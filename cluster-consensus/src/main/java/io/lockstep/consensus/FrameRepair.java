@@ -11,7 +11,9 @@ import io.lockstep.consensus.codecs.Role;
  * <li>a follower cuts its log at the damaged frame and the leader sends it the rest again, as it would to any
  * follower that fell behind. The log's promise stays where it was, so until the frames are back the member neither
  * stands for election nor votes as if its log were shorter than what it acknowledged ({@link LogOrder}); its commit
- * position stays too (a fact it learned, not a claim on its log), and its service waits at the cut;</li>
+ * position stays too (a fact it learned, not a claim on its log), and its service waits at the cut. If the leader
+ * has purged that log under a snapshot, it comes back as a snapshot instead (see {@link SnapshotTransfer#receive});
+ * </li>
  * <li>a leader cannot cut its own log while it leads, so it first hands leadership to the live follower that holds
  * the most, if that one already holds the damaged frame, and repairs as a follower. When no live follower does (it
  * would need the very frame the leader cannot send), it steps down instead, and an election decides: a transfer

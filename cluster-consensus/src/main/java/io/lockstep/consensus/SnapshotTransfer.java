@@ -134,10 +134,21 @@ final class SnapshotTransfer
     /**
      * Take a chunk. Every outcome but the last is answered here; the caller answers "installed" once it has made
      * the log start at the snapshot.
+     * <p>
+     * A snapshot at or below the commit position is usually held already (a repeat after the install finished),
+     * but not always: a log cut for a damaged frame below the leader's log start holds less than the commit says.
+     * That member takes the leader's snapshot unless its own newest one reaches it; then its log restarts there
+     * ({@link FollowerLog#restartAt}) and the leader sends the rest. Installing over its own would record a snapshot
+     * at or below positions already recorded (often under the same file name, as every member snapshots at the same
+     * entries), which the store keeps in log order only, and send the service back to replay what it had applied;
+     * so while its own snapshot is still being written, the chunk waits (the leader sends again after a heartbeat
+     * interval), as every chunk does while one is.
      *
      * @return the snapshot, checked, durable and recorded, once its last chunk arrived; else null.
      */
     SnapshotStorage.Loaded receive(
+        final FollowerLog followerLog,
+        final long commitPosition,
         final int fromLeaderId,
         final long term,
         final long position,
@@ -148,6 +159,17 @@ final class SnapshotTransfer
         final int chunkOffset,
         final int chunkLength)
     {
+        if ((null == storage || position <= commitPosition) &&
+            heldAlready(followerLog, fromLeaderId, term, position, totalLength))
+        {
+            return null;
+        }
+        if (storage.isWriting())
+        {
+            // Snapshots are recorded in log order only: a snapshot of this member's own, finishing after the
+            // install, would be recorded after it at a lower position. The leader sends the chunk again.
+            return null;
+        }
         if (0 == offset)
         {
             storage.beginInstall(position, snapshotTerm, totalLength);
@@ -180,5 +202,33 @@ final class SnapshotTransfer
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;
         }
+    }
+
+    /**
+     * An offer this member needs no transfer for (see {@link #receive}).
+     *
+     * @return true if it is answered, or waits for this member's own snapshot to be written; false if the leader's
+     * snapshot is to be installed.
+     */
+    private boolean heldAlready(final FollowerLog followerLog, final int fromLeaderId, final long term,
+        final long position, final long totalLength)
+    {
+        if (null != storage && !followerLog.holds(position))
+        {
+            if (storage.isWriting())
+            {
+                return true;
+            }
+            final long own = storage.durablePosition();
+            if (own < position)
+            {
+                return false;
+            }
+            followerLog.restartAt(own, storage.durableTerm());
+            LOGGER.log(System.Logger.Level.INFO, "member {0}: its log ends below the leader''s snapshot at {1}; it " +
+                "restarted the log at its own snapshot at {2}", memberId, position, own);
+        }
+        publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != storage);
+        return true;
     }
 }

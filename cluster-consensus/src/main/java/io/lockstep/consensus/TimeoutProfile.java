@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code WAN}: election timeout 2 s, heartbeat every 300 ms, for members across zones where round trips are
  *   tens of milliseconds and a brief network hiccup must not depose the leader.</li>
  * </ul>
- * A candidate waits for its votes only one to two heartbeat intervals before it tries again
- * ({@code ConsensusConfig.candidateRetryNs}): a split vote is settled in a fraction of an election timeout.
+ * A candidate whose election is known lost (a split vote) tries again after one to two heartbeat intervals
+ * ({@code ConsensusConfig.candidateRetryNs}), not a whole election timeout.
  */
 public enum TimeoutProfile
 {

@@ -5,12 +5,15 @@ import io.lockstep.cluster.transport.Transport;
 /**
  * A candidate's count of the votes for it, in its pre-vote or its election: which members granted one, as a bitmask
  * of member ids (at most 64 members, as {@link Membership}). A vote counts only in the phase and term it was asked in.
+ * Refusals of the election (not the pre-vote) are counted too, to tell a split vote early ({@link #refuse}).
  */
 final class VoteTally
 {
     private long votes;
     private long refusals;
     private boolean preVotePhase;
+    /** A split vote was settled early since a leader was last heard: the next waits out its timeout. */
+    private boolean fastRetryUsed;
 
     /** A new phase: only this member's own vote so far. */
     void start(final int selfId, final boolean preVote)
@@ -33,7 +36,10 @@ final class VoteTally
      * @param transport    whether this member's connection to a voter is up: a voter without one cannot answer
      *                     before the candidate's timeout (in a failover, the dead leader).
      * @return true if this refusal settles it: the votes granted, with those of the connected voters that have not
-     * answered yet, fall short of a quorum (a split vote). A voter that is slow to answer keeps the election open.
+     * answered yet, fall short of a quorum (a split vote), and no split vote was settled early since a leader was
+     * last heard ({@link #onLeaderHeard}). A voter that is slow to answer keeps the election open. Once per leaderless
+     * stretch, because two candidates that each retry soon after their loss stay as far apart as they were, and with
+     * links slower than a heartbeat interval would split again; the randomised election timeout parts them.
      */
     boolean refuse(final int voterId, final boolean preVote, final long askedTerm, final long expectedTerm,
         final long voters, final int quorum, final Transport transport)
@@ -48,7 +54,18 @@ final class VoteTally
         {
             mayWin += transport.isConnected(Long.numberOfTrailingZeros(unanswered)) ? 1 : 0;
         }
-        return mayWin < quorum;
+        if (mayWin >= quorum || fastRetryUsed)
+        {
+            return false;
+        }
+        fastRetryUsed = true;
+        return true;
+    }
+
+    /** A leader was heard from, or this member leads: a later split vote may be settled early again. */
+    void onLeaderHeard()
+    {
+        fastRetryUsed = false;
     }
 
     /**

@@ -246,6 +246,12 @@ public final class SimServiceCluster
         return storages[i].durablePosition();
     }
 
+    /** @return snapshots member i was sent by a leader and installed, over the run. */
+    public int snapshotsInstalled(final int i)
+    {
+        return storages[i].installsCompleted;
+    }
+
     public SimLog log(final int i)
     {
         return logs[i];

@@ -84,6 +84,19 @@ final class SimSnapshotStorage implements SnapshotStorage
         }
     }
 
+    /**
+     * The store's rule, as the file store's recording log has it: the newest recorded snapshot is the one a restart
+     * loads, so snapshots are recorded in log order, each position once.
+     */
+    private void recordInLogOrder(final long position)
+    {
+        if (position <= durablePosition())
+        {
+            throw new IllegalStateException("snapshot at " + position + " recorded after one at " +
+                durablePosition() + ": snapshots are recorded in log order only");
+        }
+    }
+
     int count()
     {
         return stored.size();
@@ -100,6 +113,7 @@ final class SimSnapshotStorage implements SnapshotStorage
             }
             else
             {
+                recordInLogOrder(writing.logPosition());
                 stored.add(new Stored(writing.logPosition(), writing.term(), encode(writing)));
                 writeProblem = null;
             }
@@ -193,6 +207,7 @@ final class SimSnapshotStorage implements SnapshotStorage
         {
             throw new ArchiveException(ArchiveException.Reason.CORRUPT_SNAPSHOT, null, 0, "installed snapshot damaged");
         }
+        recordInLogOrder(installPosition);
         stored.add(new Stored(installPosition, installTerm, bytes));
         installsCompleted++;
         return new Loaded(image, "installed sim snapshot at " + installPosition);

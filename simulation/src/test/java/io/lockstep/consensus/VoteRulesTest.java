@@ -164,6 +164,44 @@ class VoteRulesTest
         assertEquals(2, lastRequestVote().term(), "after the election timeout it tries again");
     }
 
+    @Test
+    void onlyTheFirstSplitVoteSinceALeaderWasHeardIsRetriedEarly()
+    {
+        transport.down.add(0);
+        standInTermOne();
+        voter.onVote(1, 1, 1, false, false); // split
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        voter.onVote(1, 1, 2, true, true); // the retry's pre-vote granted: an election in term 2
+        assertEquals(2, voter.term());
+        voter.onVote(2, 1, 2, false, false); // split again: the two candidates retried in step
+
+        transport.sent.clear();
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        assertTrue(transport.sent.isEmpty(), "the second split vote waits out the randomised timeout, which parts " +
+            "candidates that retry in step");
+        nowNs += TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        assertEquals(3, lastRequestVote().term(), "then it tries again");
+    }
+
+    @Test
+    void aVoterThatJustVotedRefusesPreVotesUntilItsChoiceHadATimeoutToBeHeard()
+    {
+        voter.doWork();
+        voter.onRequestVote(1, 1, 0, 0, false, false);
+        assertTrue(granted(), "member 1 gets the vote in term 1");
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        voter.onRequestVote(2, 0, 0, 0, true, false);
+        assertFalse(granted(), "member 0, retrying after it lost term 1, is refused: member 1 may lead, unheard yet");
+        nowNs += TimeoutProfile.LAN.electionTimeoutNs();
+        voter.doWork();
+        voter.onRequestVote(2, 0, 0, 0, true, false);
+        assertTrue(granted(), "member 1 was not heard from for a whole timeout");
+    }
+
     /** No leader heard for a timeout; member 1 grants the pre-vote: an election in term 1. */
     private void standInTermOne()
     {

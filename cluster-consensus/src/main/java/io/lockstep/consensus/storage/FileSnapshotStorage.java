@@ -229,6 +229,13 @@ public final class FileSnapshotStorage implements SnapshotStorage
             {
                 throw new IllegalStateException("installed " + installed + " of " + installLength + " bytes");
             }
+            if (installPosition <= durablePosition)
+            {
+                // Retention deletes by file name and a restart loads the newest record: a second record of one
+                // position, or one out of order, would lose a snapshot.
+                throw new IllegalStateException("snapshot installed at " + installPosition + ", at or below the " +
+                    "newest recorded at " + durablePosition + ": snapshots are recorded in log order only");
+            }
             installChannel.force(true);
             installChannel.close();
             installChannel = null;

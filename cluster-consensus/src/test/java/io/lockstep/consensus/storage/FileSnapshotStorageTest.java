@@ -121,6 +121,26 @@ class FileSnapshotStorageTest
     }
 
     @Test
+    void aSnapshotInstalledAtAPositionAlreadyRecordedIsRefusedAndTheRecordedOneKept() throws Exception
+    {
+        try (FileSnapshotStorage leader = new FileSnapshotStorage(dir.resolve("leader"));
+            FileSnapshotStorage follower = new FileSnapshotStorage(dir.resolve("follower")))
+        {
+            leader.write(image(8192, 3, 100));
+            awaitDurable(leader, 8192);
+            follower.write(image(8192, 3, 100)); // the follower's own, at the same entry
+            awaitDurable(follower, 8192);
+
+            stream(leader, follower, leader.durableLength(), -1);
+            final IllegalStateException ex = assertThrows(IllegalStateException.class, follower::completeInstall);
+            assertTrue(ex.getMessage().contains("log order"), ex.getMessage());
+            follower.retain(1);
+            assertEquals(8192, follower.durablePosition());
+            assertEquals(8192, follower.loadLatest().image().logPosition(), "its own snapshot is still there");
+        }
+    }
+
+    @Test
     void retainKeepsTheNewestAndDeletesTheRestOffTheCallersThread() throws Exception
     {
         try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))

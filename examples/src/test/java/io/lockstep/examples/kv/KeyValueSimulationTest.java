@@ -188,46 +188,74 @@ class KeyValueSimulationTest
 
     /**
      * The synchronous standby finds a damaged frame in log the leader has since purged under a snapshot, while its
-     * own commit position is past that snapshot: it is sent the snapshot and catches up. Its commit alone once made
-     * it answer that it held the snapshot already; the leader then offered log from the snapshot on, the standby's
-     * log ended at the cut, and the two went round that loop for good. With the synchronous option nothing commits
-     * that no standby holds, so the leader never took the newer snapshot that would have broken the loop: every
-     * commit stopped.
+     * own commit position is past that snapshot and it holds no snapshot of its own that far: it is sent the
+     * leader's and catches up. Its commit alone once made it answer that it held the snapshot already; the leader
+     * then offered log from the snapshot on, the standby's log ended at the cut, and the two went round that loop for
+     * good. With the synchronous option nothing commits that no standby holds, so the leader never took the newer
+     * snapshot that would have broken the loop: every commit stopped.
      */
     @Test
     void aStandbyWhoseDamagedFrameTheLeaderPurgedIsSentTheSnapshotAndCommitsGoOn()
     {
-        final long seed = 11;
-        final SimServiceCluster cluster = new SimServiceCluster(seed, CLIENTS, KeyValueService::new, true, 8 * 1024,
-            true, true);
-        final List<HistoryOperation> history = new ArrayList<>();
-        final Client[] clients = new Client[CLIENTS];
-        for (int c = 0; c < CLIENTS; c++)
+        final DamagedStandby run = new DamagedStandby(11, false);
+        assertEquals(1, run.cluster.snapshotsInstalled(SimServiceCluster.MEMBERS), "the leader's snapshot was " +
+            "installed" + run.cluster.describe());
+    }
+
+    /**
+     * The same, but the standby's own newest snapshot reaches the leader's: its log restarts there and the leader
+     * sends the rest, with nothing installed over the standby's own snapshots (which would record a second
+     * snapshot at a position already recorded, and replay what the service had applied).
+     */
+    @Test
+    void aStandbyWhoseDamagedFrameItsOwnSnapshotCoversResumesFromItsOwnSnapshot()
+    {
+        final DamagedStandby run = new DamagedStandby(11, true);
+        assertEquals(0, run.cluster.snapshotsInstalled(SimServiceCluster.MEMBERS), "nothing installed" +
+            run.cluster.describe());
+    }
+
+    /** Clients run until the standby holds log below the leader's log start, it is damaged there, and all settles. */
+    private static final class DamagedStandby
+    {
+        final SimServiceCluster cluster;
+
+        DamagedStandby(final long seed, final boolean ownSnapshotCovers)
         {
-            clients[c] = new Client(c, cluster, history);
+            cluster = new SimServiceCluster(seed, CLIENTS, KeyValueService::new, true, 8 * 1024, true, true);
+            final List<HistoryOperation> history = new ArrayList<>();
+            final Client[] clients = new Client[CLIENTS];
+            for (int c = 0; c < CLIENTS; c++)
+            {
+                clients[c] = new Client(c, cluster, history);
+            }
+            long damaged = -1;
+            for (int s = 0; damaged < 0; s++)
+            {
+                assertTrue(s < 50_000, "the standby never kept log the leader had purged" + cluster.describe());
+                step(cluster, clients, false, true);
+                damaged = damageStandbyBelowTheLeadersLog(cluster, SimServiceCluster.MEMBERS, ownSnapshotCovers);
+            }
+            settleAndCheck(seed, cluster, clients, history, " after the damage at " + damaged);
         }
-        long damaged = -1;
-        for (int s = 0; damaged < 0; s++)
-        {
-            assertTrue(s < 50_000, "the standby never kept log the leader had purged" + cluster.describe());
-            step(cluster, clients, false, true);
-            damaged = damageStandbyBelowTheLeadersLog(cluster, SimServiceCluster.MEMBERS);
-        }
-        settleAndCheck(seed, cluster, clients, history, " after the damage at " + damaged);
     }
 
     /**
      * @return where the standby's log was damaged: at its start, below the leader's log start, with the standby's
-     * commit position past the leader's snapshot; -1 (nothing damaged) until the standby holds such log.
+     * commit position past the leader's snapshot and its own newest snapshot reaching the leader's or not, as asked;
+     * -1 (nothing damaged) until the standby holds such log.
      */
-    private static long damageStandbyBelowTheLeadersLog(final SimServiceCluster cluster, final int standby)
+    private static long damageStandbyBelowTheLeadersLog(final SimServiceCluster cluster, final int standby,
+        final boolean ownSnapshotCovers)
     {
         for (int leader = 0; leader < SimServiceCluster.MEMBERS; leader++)
         {
+            final long leaderSnapshot = cluster.snapshotPosition(leader);
             if (null != cluster.member(leader) && Role.LEADER == cluster.member(leader).consensus().role() &&
-                null != cluster.member(standby) && cluster.snapshotPosition(leader) > 0 &&
+                null != cluster.member(standby) && leaderSnapshot > 0 &&
                 cluster.log(standby).startPosition() < cluster.log(leader).startPosition() &&
-                cluster.member(standby).consensus().commitPosition() > cluster.snapshotPosition(leader))
+                cluster.member(standby).consensus().commitPosition() > leaderSnapshot &&
+                ownSnapshotCovers == (cluster.member(standby).container().appliedPosition() >= leaderSnapshot))
             {
                 return cluster.log(standby).damageFrameAt(cluster.log(standby).startPosition());
             }
