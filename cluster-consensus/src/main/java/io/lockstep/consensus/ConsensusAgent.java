@@ -458,10 +458,10 @@ public final class ConsensusAgent implements Agent
         final boolean upToDate = LogOrder.candidateUpToDate(log, termIndex.lastTerm(), lastLogTerm, lastLogPosition);
         if (preVote)
         {
-            // A vote this member granted within a timeout stands for a leader not heard from yet: a candidate
-            // retrying a split vote must not depose the winner because its first append is slow.
-            final boolean granted = candidateTerm > term && upToDate &&
-                (transfer || !leaderAlive && nowNs - grantedVoteAtNs >= config.electionTimeoutNs());
+            // A vote granted within a timeout stands for a winner not heard from yet (a retrying candidate must not
+            // depose it before its first append), unless it is that candidate asking.
+            final boolean granted = candidateTerm > term && upToDate && (transfer || !leaderAlive &&
+                (candidateId == votedFor || nowNs - grantedVoteAtNs >= config.electionTimeoutNs()));
             publisher.vote(candidateId, term, memberId, candidateTerm, granted, true);
             return;
         }
@@ -668,6 +668,7 @@ public final class ConsensusAgent implements Agent
             becomeFollower(leaderTerm, fromLeaderId);
         }
         lastHeardFromLeaderNs = nowNs;
+        grantedVoteAtNs = Long.MIN_VALUE / 2;
         tally.onLeaderHeard();
         leaderConnectionUp = true;
         electionDeadlineNs = nowNs + randomElectionTimeout();
@@ -736,17 +737,16 @@ public final class ConsensusAgent implements Agent
         {
             serviceHooks.beforeSnapshotInstall();
         }
-        followerLog.onSnapshotInstalled(position, snapshotTerm, fromLeaderId);
-        commitPosition = Math.max(commitPosition, position);
-        acks.onSnapshotInstalled(position);
+        final long at = loaded.image().logPosition(); // the leader's snapshot, or this member's own reaching it
+        followerLog.onSnapshotInstalled(at, loaded.image().term(), fromLeaderId);
+        commitPosition = Math.max(commitPosition, at);
+        acks.onSnapshotInstalled(at);
         if (null != serviceHooks)
         {
             serviceHooks.onSnapshotInstalled(loaded);
         }
         publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
     }
-
-    // --------------------------------------------------------------------------------------------- client side
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)
     {

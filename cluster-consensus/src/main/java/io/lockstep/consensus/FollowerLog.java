@@ -341,30 +341,6 @@ final class FollowerLog
             retain ? "log after it kept" : "log restarted at it");
     }
 
-    /**
-     * A leader offers a snapshot at {@code position}, at or below this member's commit position, and this log ends
-     * below it (cut for a damaged frame, the leader having purged what follows): if this member's own newest snapshot
-     * reaches the leader's, the log restarts there and the leader sends the rest, rather than installing the leader's
-     * snapshot over the member's own. Installing it would record a snapshot at or below positions already recorded
-     * (often the same file name, as every member snapshots at the same entries) and send the service back to replay
-     * what it had applied.
-     *
-     * @return true if the log now starts at the member's own snapshot.
-     */
-    boolean resumeFromOwnSnapshot(final long position, final SnapshotStorage storage)
-    {
-        final long own = storage.durablePosition();
-        if (own < position || own <= log.pendingPosition())
-        {
-            return false;
-        }
-        restartAt(own, storage.durableTerm());
-        System.getLogger(FollowerLog.class.getName()).log(System.Logger.Level.INFO,
-            "member {0}: its log ends below the leader''s snapshot at {1}; restarted at its own snapshot at {2}",
-            memberId, position, own);
-        return true;
-    }
-
     /** @return true if this log reaches {@code position} (written or pending). */
     boolean holds(final long position)
     {

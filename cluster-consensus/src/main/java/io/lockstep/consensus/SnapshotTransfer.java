@@ -137,14 +137,16 @@ final class SnapshotTransfer
      * <p>
      * A snapshot at or below the commit position is usually held already (a repeat after the install finished),
      * but not always: a log cut for a damaged frame below the leader's log start holds less than the commit says.
-     * That member takes the leader's snapshot unless its own newest one reaches it; then its log restarts there
-     * ({@link FollowerLog#restartAt}) and the leader sends the rest. Installing over its own would record a snapshot
-     * at or below positions already recorded (often under the same file name, as every member snapshots at the same
-     * entries), which the store keeps in log order only, and send the service back to replay what it had applied;
-     * so while its own snapshot is still being written, the chunk waits (the leader sends again after a heartbeat
-     * interval), as every chunk does while one is.
+     * That member takes the leader's snapshot unless its own newest one reaches it; then it starts again from its
+     * own, as from one installed (the caller restarts the log and the service there), and the leader sends the rest.
+     * Installing the leader's over its own would record a snapshot at or below one already recorded (often under the
+     * same file name, as every member snapshots at the same entries), and the store keeps them in log order only:
+     * while a snapshot of its own is being written, chunks wait (answered, and sent again after a heartbeat
+     * interval).
      *
-     * @return the snapshot, checked, durable and recorded, once its last chunk arrived; else null.
+     * @return the snapshot to start from, checked and durable: the leader's once its last chunk arrived, or this
+     * member's own newest when it reaches the leader's (its position is then at or above {@code position}); else
+     * null.
      */
     SnapshotStorage.Loaded receive(
         final FollowerLog followerLog,
@@ -159,16 +161,28 @@ final class SnapshotTransfer
         final int chunkOffset,
         final int chunkLength)
     {
-        if ((null == storage || position <= commitPosition) &&
-            heldAlready(followerLog, fromLeaderId, term, position, totalLength))
+        if (null == storage || position <= commitPosition && followerLog.holds(position))
         {
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != storage);
             return null;
         }
         if (storage.isWriting())
         {
-            // Snapshots are recorded in log order only: a snapshot of this member's own, finishing after the
-            // install, would be recorded after it at a lower position. The leader sends the chunk again.
+            // Answered, so that the leader keeps hearing from this member (check-quorum); it sends the chunk again.
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
+                position == installingPosition ? installReceived : 0, false);
             return null;
+        }
+        if (position <= commitPosition && storage.durablePosition() >= position)
+        {
+            final SnapshotStorage.Loaded own = storage.loadLatest();
+            if (null != own && own.image().logPosition() >= position)
+            {
+                installingPosition = -1;
+                LOGGER.log(System.Logger.Level.INFO, "member {0}: its log ends below the leader''s snapshot at " +
+                    "{1}; it starts again from its own snapshot at {2}", memberId, position, own.image().logPosition());
+                return own;
+            }
         }
         if (0 == offset)
         {
@@ -202,33 +216,5 @@ final class SnapshotTransfer
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;
         }
-    }
-
-    /**
-     * An offer this member needs no transfer for (see {@link #receive}).
-     *
-     * @return true if it is answered, or waits for this member's own snapshot to be written; false if the leader's
-     * snapshot is to be installed.
-     */
-    private boolean heldAlready(final FollowerLog followerLog, final int fromLeaderId, final long term,
-        final long position, final long totalLength)
-    {
-        if (null != storage && !followerLog.holds(position))
-        {
-            if (storage.isWriting())
-            {
-                return true;
-            }
-            final long own = storage.durablePosition();
-            if (own < position)
-            {
-                return false;
-            }
-            followerLog.restartAt(own, storage.durableTerm());
-            LOGGER.log(System.Logger.Level.INFO, "member {0}: its log ends below the leader''s snapshot at {1}; it " +
-                "restarted the log at its own snapshot at {2}", memberId, position, own);
-        }
-        publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, null != storage);
-        return true;
     }
 }

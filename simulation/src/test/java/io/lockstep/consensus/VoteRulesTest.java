@@ -181,7 +181,7 @@ class VoteRulesTest
         voter.doWork();
         assertTrue(transport.sent.isEmpty(), "the second split vote waits out the randomised timeout, which parts " +
             "candidates that retry in step");
-        nowNs += TimeoutProfile.LAN.electionTimeoutNs();
+        nowNs += TimeoutProfile.LAN.electionTimeoutNs() * 3 / 2;
         voter.doWork();
         assertEquals(3, lastRequestVote().term(), "then it tries again");
     }
@@ -200,6 +200,25 @@ class VoteRulesTest
         voter.doWork();
         voter.onRequestVote(2, 0, 0, 0, true, false);
         assertTrue(granted(), "member 1 was not heard from for a whole timeout");
+    }
+
+    @Test
+    void aVoteShieldsItsWinnerOnlyUntilTheWinnerIsHeardAndNeverFromItsOwnRetry()
+    {
+        voter.doWork();
+        voter.onRequestVote(1, 1, 0, 0, false, false);
+        assertTrue(granted(), "member 1 gets the vote in term 1");
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
+        voter.onRequestVote(2, 1, 0, 0, true, false);
+        assertTrue(granted(), "member 1 itself, retrying: the shield is for it");
+
+        voter.onAppendRequest(1, 1, 0, 0, 0, 0, 0, 0, new UnsafeBuffer(new byte[0]), 0, 0);
+        assertEquals(1, voter.leaderId(), "member 1 won and was heard");
+        transport.down.add(1);
+        voter.doWork(); // and its connection dropped: it died
+        voter.onRequestVote(2, 0, 0, 0, true, false);
+        assertTrue(granted(), "member 0 stands at once after the winner it heard died");
     }
 
     /** No leader heard for a timeout; member 1 grants the pre-vote: an election in term 1. */

@@ -1,6 +1,7 @@
 package io.lockstep.examples.kv;
 
 import io.lockstep.cluster.client.SessionClient;
+import io.lockstep.consensus.MemberMetrics;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.examples.kv.codecs.KvOp;
 import io.lockstep.examples.kv.codecs.KvRequestEncoder;
@@ -198,14 +199,17 @@ class KeyValueSimulationTest
     void aStandbyWhoseDamagedFrameTheLeaderPurgedIsSentTheSnapshotAndCommitsGoOn()
     {
         final DamagedStandby run = new DamagedStandby(11, false);
+        assertEquals(1, run.cluster.member(SimServiceCluster.MEMBERS).consensus().metrics()
+            .get(MemberMetrics.LOG_FRAMES_REPAIRED), "the damaged frame was cut and repaired");
         assertEquals(1, run.cluster.snapshotsInstalled(SimServiceCluster.MEMBERS), "the leader's snapshot was " +
             "installed" + run.cluster.describe());
     }
 
     /**
-     * The same, but the standby's own newest snapshot reaches the leader's: its log restarts there and the leader
-     * sends the rest, with nothing installed over the standby's own snapshots (which would record a second
-     * snapshot at a position already recorded, and replay what the service had applied).
+     * The same, but the standby's service had applied the leader's snapshot's entry before the damage, so its own
+     * snapshot there is written by the time the leader offers the leader's: the standby starts again from its own
+     * (log and service restarted there) and the leader sends the rest, with nothing installed over the standby's
+     * own snapshots (which would record a second snapshot at a position already recorded).
      */
     @Test
     void aStandbyWhoseDamagedFrameItsOwnSnapshotCoversResumesFromItsOwnSnapshot()
@@ -213,6 +217,8 @@ class KeyValueSimulationTest
         final DamagedStandby run = new DamagedStandby(11, true);
         assertEquals(0, run.cluster.snapshotsInstalled(SimServiceCluster.MEMBERS), "nothing installed" +
             run.cluster.describe());
+        assertEquals(1, run.cluster.member(SimServiceCluster.MEMBERS).consensus().metrics()
+            .get(MemberMetrics.LOG_FRAMES_REPAIRED), "the damaged frame was cut and repaired");
     }
 
     /** Clients run until the standby holds log below the leader's log start, it is damaged there, and all settles. */
@@ -242,8 +248,8 @@ class KeyValueSimulationTest
 
     /**
      * @return where the standby's log was damaged: at its start, below the leader's log start, with the standby's
-     * commit position past the leader's snapshot and its own newest snapshot reaching the leader's or not, as asked;
-     * -1 (nothing damaged) until the standby holds such log.
+     * commit position past the leader's snapshot and its service past that snapshot's entry or not, as asked; -1
+     * (nothing damaged) until the standby holds such log.
      */
     private static long damageStandbyBelowTheLeadersLog(final SimServiceCluster cluster, final int standby,
         final boolean ownSnapshotCovers)
