@@ -38,8 +38,8 @@ final class VoteTally
      * @return true if this refusal settles it: the votes granted, with those of the connected voters that have not
      * answered yet, fall short of a quorum (a split vote), and no split vote was settled early since a leader was
      * last heard ({@link #onLeaderHeard}). A voter that is slow to answer keeps the election open. Once per leaderless
-     * stretch, because two candidates that each retry soon after their loss stay as far apart as they were, and with
-     * links slower than a heartbeat interval would split again; the randomised election timeout parts them.
+     * stretch: two candidates that retry within one heartbeat interval of each other split again when a round trip
+     * between them is about that long; the randomised election timeout spreads them wider.
      */
     boolean refuse(final int voterId, final boolean preVote, final long askedTerm, final long expectedTerm,
         final long voters, final int quorum, final Transport transport)

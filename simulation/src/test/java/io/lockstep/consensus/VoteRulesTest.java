@@ -189,11 +189,7 @@ class VoteRulesTest
     @Test
     void aVoterThatJustVotedRefusesPreVotesUntilItsChoiceHadATimeoutToBeHeard()
     {
-        voter.doWork();
-        voter.onRequestVote(1, 1, 0, 0, false, false);
-        assertTrue(granted(), "member 1 gets the vote in term 1");
-        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
-        voter.doWork();
+        voteForMemberOneTwoHeartbeatsAgo();
         voter.onRequestVote(2, 0, 0, 0, true, false);
         assertFalse(granted(), "member 0, retrying after it lost term 1, is refused: member 1 may lead, unheard yet");
         nowNs += TimeoutProfile.LAN.electionTimeoutNs();
@@ -205,11 +201,7 @@ class VoteRulesTest
     @Test
     void aVoteShieldsItsWinnerOnlyUntilTheWinnerIsHeardAndNeverFromItsOwnRetry()
     {
-        voter.doWork();
-        voter.onRequestVote(1, 1, 0, 0, false, false);
-        assertTrue(granted(), "member 1 gets the vote in term 1");
-        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
-        voter.doWork();
+        voteForMemberOneTwoHeartbeatsAgo();
         voter.onRequestVote(2, 1, 0, 0, true, false);
         assertTrue(granted(), "member 1 itself, retrying: the shield is for it");
 
@@ -219,6 +211,16 @@ class VoteRulesTest
         voter.doWork(); // and its connection dropped: it died
         voter.onRequestVote(2, 0, 0, 0, true, false);
         assertTrue(granted(), "member 0 stands at once after the winner it heard died");
+    }
+
+    /** Member 1 asked for and got this member's vote in term 1, and has not been heard from since. */
+    private void voteForMemberOneTwoHeartbeatsAgo()
+    {
+        voter.doWork();
+        voter.onRequestVote(1, 1, 0, 0, false, false);
+        assertTrue(granted(), "member 1 gets the vote in term 1");
+        nowNs += 2 * TimeoutProfile.LAN.heartbeatIntervalNs();
+        voter.doWork();
     }
 
     /** No leader heard for a timeout; member 1 grants the pre-vote: an election in term 1. */

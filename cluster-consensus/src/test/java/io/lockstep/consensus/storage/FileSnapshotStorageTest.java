@@ -28,7 +28,7 @@ class FileSnapshotStorageTest
     Path dir;
 
     @Test
-    void aWrittenSnapshotIsRecordedOnlyWhenDurableAndLoadsBackTheSameFragments()
+    void aWrittenSnapshotIsRecordedOnlyWhenDurableAndLoadsBackTheSameFragments() throws Exception
     {
         try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
         {
@@ -95,7 +95,7 @@ class FileSnapshotStorageTest
     }
 
     @Test
-    void aSnapshotStreamedInChunksInstallsAndADamagedOneIsRefused()
+    void aSnapshotStreamedInChunksInstallsAndADamagedOneIsRefused() throws Exception
     {
         final Path leaderDir = dir.resolve("leader");
         try (FileSnapshotStorage leader = new FileSnapshotStorage(leaderDir);
@@ -151,12 +151,7 @@ class FileSnapshotStorageTest
                 awaitDurable(storage, 4096L * i);
             }
             assertEquals(8192 + 4096, storage.retain(2), "oldest kept");
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (countSnapshotFiles() > 2)
-            {
-                assertTrue(System.nanoTime() < deadline, "old snapshots deleted within 10 s");
-                Thread.sleep(1);
-            }
+            awaitTrue(() -> countSnapshotFiles() <= 2, "old snapshots deleted");
             assertEquals(2, RecordingLog.open(dir).entries().size());
         }
     }
@@ -204,13 +199,24 @@ class FileSnapshotStorageTest
         return result;
     }
 
-    private static void awaitDurable(final FileSnapshotStorage storage, final long position)
+    private static void awaitDurable(final FileSnapshotStorage storage, final long position) throws Exception
+    {
+        awaitTrue(() -> storage.durablePosition() == position && !storage.isWriting(),
+            "snapshot at " + position + " durable");
+    }
+
+    /** A condition another thread makes true: polled until it holds, for at most 10 s. */
+    private interface Condition
+    {
+        boolean holds() throws Exception;
+    }
+
+    private static void awaitTrue(final Condition condition, final String what) throws Exception
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (storage.durablePosition() != position || storage.isWriting())
+        while (!condition.holds())
         {
-            assertFalse(System.nanoTime() > deadline, "snapshot at " + position + " durable within 10 s");
-            storage.isWriting();
+            assertFalse(System.nanoTime() > deadline, what + " within 10 s");
             Thread.onSpinWait();
         }
     }
