@@ -241,7 +241,8 @@ public final class ConsensusConfig
      * again: one to two heartbeat intervals, not the rest of an election timeout. In a failover two followers that
      * saw the leader's connection drop within a round trip of each other both stand, and across zones an election
      * timeout is seconds. A connected voter that has not answered keeps the election open for its whole timeout, so
-     * a slow disk or link never makes a candidate give up early, and a retry starts with a pre-vote.
+     * a slow disk or link never makes a candidate give up early, and a retry starts with a pre-vote. Only the first
+     * split vote since a leader was heard is retried this soon.
      *
      * @param random uniform in [0, 1), from the member's seeded source.
      * @return the wait, in nanoseconds.

@@ -34,15 +34,16 @@ public interface ServiceHooks
     void onShutdownRequest(int endpoint, long correlationId);
 
     /**
-     * A snapshot from the leader is about to be installed, which may reset the log: whatever reads the log on another
-     * thread must stop first (a DEDICATED member's service thread).
+     * A snapshot to restart from (the leader's, or this member's own when its log was cut below the leader's; see
+     * {@code SnapshotTransfer.receive}) is about to be installed, which may reset the log: whatever reads the log on
+     * another thread must stop first (a DEDICATED member's service thread).
      */
     default void beforeSnapshotInstall()
     {
     }
 
     /**
-     * A snapshot from the leader is installed and the log now starts at its position: state applied so far is
+     * That snapshot is installed and the log now starts at its position: state applied so far is
      * replaced by the snapshot's.
      */
     void onSnapshotInstalled(SnapshotStorage.Loaded snapshot);

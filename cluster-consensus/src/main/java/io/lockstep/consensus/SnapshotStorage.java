@@ -81,7 +81,9 @@ public interface SnapshotStorage extends AutoCloseable
     void installChunk(DirectBuffer buffer, int offset, int length);
 
     /**
-     * Finish receiving: check it, make it durable and record it.
+     * Finish receiving: check it, make it durable and record it. Snapshots are recorded in log order only, each
+     * position once (the newest recorded is the one a restart loads): an install at or below the newest recorded one
+     * is refused.
      *
      * @return the snapshot, loaded.
      * @throws ArchiveException if it fails its checks (nothing is recorded).

@@ -7,7 +7,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * Install-snapshot, both ends: a leader streams its newest snapshot to a follower whose next entry it has purged; a
  * follower takes the chunks in order into its snapshot storage. The consensus agent keeps the decisions (who needs a
- * snapshot, terms, what an installed snapshot does to the log); this class moves the bytes.
+ * snapshot, terms, what an installed snapshot does to the log); this class moves the bytes, and on the follower side
+ * decides only whether an offer needs them at all (see {@link #receive}), as that depends on its storage.
  * <p>
  * Leader side: a few chunks in flight per follower and at most {@link #CHUNKS_PER_CYCLE} sent per duty cycle, so
  * the others' replication is not held up; chunks not acknowledged within a heartbeat interval are sent again from

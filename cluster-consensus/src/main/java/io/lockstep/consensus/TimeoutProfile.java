@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  *   tens of milliseconds and a brief network hiccup must not depose the leader.</li>
  * </ul>
  * A candidate whose election is known lost (a split vote) tries again after one to two heartbeat intervals
- * ({@code ConsensusConfig.candidateRetryNs}), not a whole election timeout.
+ * ({@code ConsensusConfig.candidateRetryNs}), not a whole election timeout: the first split vote since a leader was
+ * heard only.
  */
 public enum TimeoutProfile
 {

@@ -85,8 +85,9 @@ final class SimSnapshotStorage implements SnapshotStorage
     }
 
     /**
-     * The store's rule, as the file store's recording log has it: the newest recorded snapshot is the one a restart
-     * loads, so snapshots are recorded in log order, each position once.
+     * The store's rule ({@link SnapshotStorage#completeInstall}): the newest recorded snapshot is the one a restart
+     * loads, so snapshots are recorded in log order, each position once. Checked here on every record, writes
+     * included, so that every simulation holds the consensus module to it.
      */
     private void recordInLogOrder(final long position)
     {

@@ -617,7 +617,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         {
             bridge.resume(snapshot.image().logPosition());
         }
-        LOGGER.log(System.Logger.Level.INFO, "member {0} restarted its service from the installed snapshot at {1}",
+        LOGGER.log(System.Logger.Level.INFO, "member {0} restarted its service from the snapshot at {1}",
             consensus.memberId(), snapshot.image().logPosition());
     }
 
