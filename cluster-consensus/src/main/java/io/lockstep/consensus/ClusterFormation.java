@@ -156,9 +156,9 @@ final class ClusterFormation
     }
 
     /**
-     * A leader whose term this member accepts sent an append. Take its identity, or refuse it.
+     * A leader whose term this member accepts sent an append or a snapshot chunk. Take its identity, or refuse it.
      *
-     * @return false if the append must be refused: this member's identity is sealed and the leader's differs.
+     * @return false if the message must be refused: this member's identity is sealed and the leader's differs.
      */
     boolean acceptLeader(final long high, final long low, final long leaderTerm, final int leaderId)
     {
@@ -170,8 +170,8 @@ final class ClusterFormation
         {
             errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
                 "; member " + leaderId + ", leading term " + leaderTerm + ", belongs to cluster " +
-                ClusterIdentity.toText(high, low) + ": its appends are refused (a member of another cluster, or a " +
-                "data directory copied from one)");
+                ClusterIdentity.toText(high, low) + ": its appends and snapshots are refused (a member of another " +
+                "cluster, or a data directory copied from one)");
             return false;
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} takes cluster identity {1} from member {2} (term {3})",

@@ -2,6 +2,7 @@ package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Transport;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
+import io.lockstep.consensus.codecs.InstallSnapshotDecoder;
 import io.lockstep.consensus.codecs.Role;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
@@ -79,6 +80,7 @@ public final class ConsensusAgent implements Agent
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
     private final SnapshotTransfer snapshotTransfer;
+    private final SnapshotReceiver snapshotReceiver;
 
     /**
      * @param config        who this member is and who the others are.
@@ -123,6 +125,8 @@ public final class ConsensusAgent implements Agent
         this.repair = new FrameRepair(memberId, log, followerLog, acks, leader, metrics, errors,
             () -> becomeFollower(term, -1));
         this.owedFrames = new OwedFrames(memberId, log, termIndex, membership, formation, publisher, metrics, errors);
+        this.snapshotReceiver = new SnapshotReceiver(memberId, membership, followerLog, acks, snapshotTransfer,
+            membershipExchange, publisher);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
         this.adapter = new MemberProtocolAdapter(this, transport, new StandbyRelay(this, transport, config.relay()),
@@ -705,47 +709,25 @@ public final class ConsensusAgent implements Agent
         }
     }
 
-    void onInstallSnapshot(
-        final long leaderTerm,
-        final int fromLeaderId,
-        final long position,
-        final long snapshotTerm,
-        final long offset,
-        final long totalLength,
-        final DirectBuffer buffer,
-        final int chunkOffset,
-        final int chunkLength)
+    /**
+     * A snapshot chunk: answered "behind" from a stale leader, dropped from another cluster's (as its appends are),
+     * and otherwise the leader's, which this member follows and whose chunk {@link SnapshotReceiver} takes.
+     */
+    void onInstallSnapshot(final InstallSnapshotDecoder chunk, final DirectBuffer buffer, final int bytesOffset)
     {
+        final long leaderTerm = chunk.term();
+        final int fromLeaderId = chunk.leaderId();
         if (leaderTerm < term)
         {
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, chunk.snapshotPosition(), -1, false);
+            return;
+        }
+        if (!formation.acceptLeader(chunk.clusterIdHigh(), chunk.clusterIdLow(), leaderTerm, fromLeaderId))
+        {
             return;
         }
         followLeader(leaderTerm, fromLeaderId);
-        if (position <= commitPosition && followerLog.cannotConfirm(position, snapshotTerm, commitPosition, leaderTerm))
-        {
-            membershipExchange.onDiverged(position, commitPosition, fromLeaderId);
-            return;
-        }
-        final SnapshotStorage.Loaded loaded = snapshotTransfer.receive(followerLog, commitPosition, fromLeaderId, term,
-            position, snapshotTerm, offset, totalLength, buffer, chunkOffset, chunkLength);
-        if (null == loaded)
-        {
-            return;
-        }
-        if (null != serviceHooks)
-        {
-            serviceHooks.beforeSnapshotInstall();
-        }
-        final long at = loaded.image().logPosition(); // the leader's snapshot, or this member's own reaching it
-        followerLog.onSnapshotInstalled(at, loaded.image().term(), fromLeaderId);
-        commitPosition = Math.max(commitPosition, at);
-        acks.onSnapshotInstalled(at);
-        if (null != serviceHooks)
-        {
-            serviceHooks.onSnapshotInstalled(loaded);
-        }
-        publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, totalLength, true);
+        commitPosition = snapshotReceiver.onChunk(chunk, buffer, bytesOffset, term, commitPosition, serviceHooks);
     }
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)

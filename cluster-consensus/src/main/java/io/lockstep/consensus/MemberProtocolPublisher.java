@@ -323,6 +323,8 @@ final class MemberProtocolPublisher
             .configEpoch(membership.epoch());
         membership.committedTo(installSnapshot);
         installSnapshot
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low())
             .putChunk(chunk, chunkOffset, chunkLength);
         return send(to, installSnapshot.encodedLength());
     }

@@ -41,8 +41,9 @@ public final class MemberProtocolShapes
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
     /**
-     * Version 4 added the cluster identity to appends, whether a voter may vote and what it holds to its answers
-     * (and the question to vote requests), and the commit rate a standby saw to its answer to a promotion.
+     * Version 4 added the cluster identity to appends and snapshot chunks, whether a voter may vote and what it
+     * holds to its answers (and the question to vote requests), and the commit rate a standby saw to its answer to a
+     * promotion.
      */
     private static final int IDENTITY_VERSION = 4;
 
@@ -75,8 +76,8 @@ public final class MemberProtocolShapes
             .message(schema, AppendResponseDecoder.TEMPLATE_ID, since3(45, AppendResponseDecoder.BLOCK_LENGTH)
                 .group(0, MessageShape.block(AppendResponseDecoder.TermStartsDecoder.sbeBlockLength())))
             .message(schema, TimeoutNowDecoder.TEMPLATE_ID, MessageShape.block(TimeoutNowDecoder.BLOCK_LENGTH))
-            .message(schema, InstallSnapshotDecoder.TEMPLATE_ID, since3(44, InstallSnapshotDecoder.BLOCK_LENGTH)
-                .varData(MAX_DATA_LENGTH))
+            .message(schema, InstallSnapshotDecoder.TEMPLATE_ID,
+                since3(44, 76).grownTo(IDENTITY_VERSION, InstallSnapshotDecoder.BLOCK_LENGTH).varData(MAX_DATA_LENGTH))
             .message(schema, InstallSnapshotResponseDecoder.TEMPLATE_ID,
                 since3(29, InstallSnapshotResponseDecoder.BLOCK_LENGTH))
             .message(schema, ConfigurationNoticeDecoder.TEMPLATE_ID,

@@ -191,12 +191,6 @@ final class PeerMessageHandler
         {
             return;
         }
-        // The leader's committed configuration: what the snapshot's purged log no longer carries.
-        agent.membership().onSnapshotConfiguration(s.configEpoch(), s.configVersion(), s.voters(), s.learners());
-        final long term = s.term();
-        final int leaderId = s.leaderId();
-        final long snapshotPosition = s.snapshotPosition();
-        final long snapshotTerm = s.snapshotTerm();
         final long chunkOffset = s.chunkOffset();
         final long totalLength = s.totalLength();
         final int chunkLength = s.chunkLength();
@@ -207,8 +201,7 @@ final class PeerMessageHandler
             LOGGER.log(System.Logger.Level.WARNING, "dropped malformed snapshot chunk from {0}", from);
             return;
         }
-        agent.onInstallSnapshot(term, leaderId, snapshotPosition, snapshotTerm, chunkOffset, totalLength, m.buffer,
-            bytesOffset, chunkLength);
+        agent.onInstallSnapshot(s, m.buffer, bytesOffset);
     }
 
     private void onInstallSnapshotResponse(final int from, final boolean fromMember, final InboundMessage m)
