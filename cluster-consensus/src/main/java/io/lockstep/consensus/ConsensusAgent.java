@@ -497,13 +497,20 @@ public final class ConsensusAgent implements Agent
             becomeFollower(voterTerm, -1);
             return;
         }
-        if (Role.CANDIDATE == role && !granted && membership.isVoter(voterId) && tally.refuse(voterId, preVote,
-            candidateTerm, term, membership.voters(), membership.quorum(), transport))
+        if (Role.CANDIDATE != role || !membership.isVoter(voterId))
         {
-            electionDeadlineNs = Math.min(electionDeadlineNs, nowNs + config.candidateRetryNs(random.nextDouble()));
+            return;
         }
-        if (Role.CANDIDATE != role || !granted || !membership.isVoter(voterId) ||
-            !tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
+        if (!granted)
+        {
+            if (tally.refuse(voterId, preVote, candidateTerm, term, membership.voters(), membership.quorum(),
+                transport))
+            {
+                electionDeadlineNs = Math.min(electionDeadlineNs, nowNs + config.candidateRetryNs(random.nextDouble()));
+            }
+            return;
+        }
+        if (!tally.count(voterId, preVote, candidateTerm, preVote ? term + 1 : term, membership.quorum()))
         {
             return;
         }

@@ -329,7 +329,7 @@ final class FollowerLog
      * could lose them. Otherwise the log is discarded: an entry that disagrees with committed state at the
      * snapshot's position, and by log matching every entry after it, was never committed.
      */
-    void onSnapshotInstalled(final long position, final long snapshotTerm, final int fromLeaderId)
+    void onSnapshotInstalled(final long position, final long snapshotTerm, final int fromLeaderId, final boolean own)
     {
         final boolean retain = joins(position, snapshotTerm);
         if (!retain)
@@ -337,7 +337,8 @@ final class FollowerLog
             restartAt(position, snapshotTerm);
         }
         System.getLogger(FollowerLog.class.getName()).log(System.Logger.Level.INFO,
-            "member {0} installed snapshot at {1} from {2} ({3})", memberId, position, fromLeaderId,
+            own ? "member {0} starts from its own snapshot at {1}, the leader ({2}) having purged its log below " +
+                "({3})" : "member {0} installed snapshot at {1} from {2} ({3})", memberId, position, fromLeaderId,
             retain ? "log after it kept" : "log restarted at it");
     }
 

@@ -78,7 +78,7 @@ final class SnapshotReceiver
             hooks.beforeSnapshotInstall();
         }
         final long at = loaded.image().logPosition(); // the leader's snapshot, or this member's own reaching it
-        followerLog.onSnapshotInstalled(at, loaded.image().term(), fromLeaderId);
+        followerLog.onSnapshotInstalled(at, loaded.image().term(), fromLeaderId, transfer.receivedOwnSnapshot());
         acks.onSnapshotInstalled(at);
         if (null != hooks)
         {

@@ -81,6 +81,14 @@ public interface SnapshotStorage extends AutoCloseable
     void installChunk(DirectBuffer buffer, int offset, int length);
 
     /**
+     * Drop the install under way, if any, and what it received: the member starts from a snapshot of its own
+     * instead. Nothing recorded changes.
+     */
+    default void abortInstall()
+    {
+    }
+
+    /**
      * Finish receiving: check it, make it durable and record it. Snapshots are recorded in log order only, each
      * position once (the newest recorded is the one a restart loads): an install at or below the newest recorded one
      * is refused.

@@ -27,6 +27,8 @@ final class SnapshotTransfer
     private SnapshotStorage storage;
     private long installingPosition = -1;
     private long installReceived;
+    /** The last snapshot {@link #receive} returned was this member's own, not the leader's. */
+    private boolean ownSnapshot;
 
     SnapshotTransfer(final MemberProtocolPublisher publisher, final int memberId, final int chunkBytes)
     {
@@ -132,6 +134,12 @@ final class SnapshotTransfer
 
     // --------------------------------------------------------------------------------------------- follower side
 
+    /** @return true if the snapshot {@link #receive} last returned was this member's own newest, not the leader's. */
+    boolean receivedOwnSnapshot()
+    {
+        return ownSnapshot;
+    }
+
     /**
      * Take a chunk. Every outcome but the last is answered here; the caller answers "installed" once it has made
      * the log start at the snapshot.
@@ -179,7 +187,9 @@ final class SnapshotTransfer
             final SnapshotStorage.Loaded own = storage.loadLatest();
             if (null != own && own.image().logPosition() >= position)
             {
+                storage.abortInstall(); // a half-received one of the leader's, if any: its file is not left open
                 installingPosition = -1;
+                ownSnapshot = true;
                 LOGGER.log(System.Logger.Level.INFO, "member {0}: its log ends below the leader''s snapshot at " +
                     "{1}; it starts again from its own snapshot at {2}", memberId, position, own.image().logPosition());
                 return own;
@@ -205,6 +215,7 @@ final class SnapshotTransfer
             return null;
         }
         installingPosition = -1;
+        ownSnapshot = false;
         try
         {
             return storage.completeInstall();

@@ -452,7 +452,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
         streamPosition = -1;
     }
 
-    private void abortInstall()
+    public void abortInstall()
     {
         if (null != installChannel)
         {

@@ -141,6 +141,33 @@ class FileSnapshotStorageTest
     }
 
     @Test
+    void anAbortedInstallLeavesNoPartialFileAndChangesNothingRecorded() throws Exception
+    {
+        final Path followerDir = dir.resolve("follower");
+        try (FileSnapshotStorage leader = new FileSnapshotStorage(dir.resolve("leader"));
+            FileSnapshotStorage follower = new FileSnapshotStorage(followerDir))
+        {
+            leader.write(image(16384, 3, 20_000));
+            awaitDurable(leader, 16384);
+            follower.write(image(8192, 3, 100));
+            awaitDurable(follower, 8192);
+            final long length = leader.durableLength();
+            follower.beginInstall(16384, 3, length);
+            final UnsafeBuffer chunk = new UnsafeBuffer(new byte[4096]);
+            follower.installChunk(chunk, 0, leader.read(16384, 0, chunk, 0, chunk.capacity()));
+            final Path partial = followerDir.resolve("snapshots").resolve("install.tmp");
+            assertTrue(Files.exists(partial), "half received");
+
+            follower.abortInstall();
+            assertFalse(Files.exists(partial), "the partial file is gone, not left open");
+            assertEquals(8192, follower.durablePosition(), "nothing recorded changed");
+
+            stream(leader, follower, length, -1);
+            assertEquals(16384, follower.completeInstall().image().logPosition(), "a later install still works");
+        }
+    }
+
+    @Test
     void retainKeepsTheNewestAndDeletesTheRestOffTheCallersThread() throws Exception
     {
         try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
