@@ -156,14 +156,49 @@ final class ClusterFormation
     }
 
     /**
+     * A peer's vote, vote request or configuration notice: once sealed, this member takes none from another cluster
+     * (a member pointed at the wrong peers with the same secret would otherwise count in its elections, or move it to
+     * its membership). A vote counts only if it names this cluster; a vote request or notice that names none is from
+     * a member not yet formed, which asks and announces before it knows the identity, and is taken.
+     *
+     * @param votes true for a vote (an answer this member's election counts), false for a request or notice.
+     * @return false if the message must be ignored.
+     */
+    boolean acceptPeer(final long high, final long low, final int peerId, final boolean votes, final String what)
+    {
+        if (!identity.sealed() || (high == identity.high() && low == identity.low()) ||
+            (!votes && !ClusterIdentity.isIdentity(high, low)))
+        {
+            return true;
+        }
+        errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
+            "; member " + peerId + (ClusterIdentity.isIdentity(high, low) ? " belongs to cluster " +
+            ClusterIdentity.toText(high, low) : " names no cluster") + ": its " + what + " are ignored");
+        return false;
+    }
+
+    /**
      * A leader whose term this member accepts sent an append or a snapshot chunk. Take its identity, or refuse it.
      *
      * @return false if the message must be refused: this member's identity is sealed and the leader's differs.
      */
     boolean acceptLeader(final long high, final long low, final long leaderTerm, final int leaderId)
     {
-        if (!ClusterIdentity.isIdentity(high, low) || (high == identity.high() && low == identity.low()))
+        if (high == identity.high() && low == identity.low() && identity.known())
         {
+            return true;
+        }
+        if (!ClusterIdentity.isIdentity(high, low))
+        {
+            // Only a leader of the previous protocol version sends none, and moving to this one is a full stop and
+            // start: once sealed, a member cannot tell such a leader from one that leaves the field out to pass.
+            if (identity.sealed())
+            {
+                errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
+                    "; member " + leaderId + ", leading term " + leaderTerm + ", names no cluster (an older " +
+                    "version, or a peer hiding which cluster it leads): its appends and snapshots are refused");
+                return false;
+            }
             return true;
         }
         if (identity.sealed())

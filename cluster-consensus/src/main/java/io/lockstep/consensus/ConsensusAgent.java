@@ -80,7 +80,7 @@ public final class ConsensusAgent implements Agent
     private ClientIngress clientIngress;
     private ServiceHooks serviceHooks;
     private final SnapshotTransfer snapshotTransfer;
-    private final SnapshotReceiver snapshotReceiver;
+    private final SnapshotInstaller snapshotInstaller;
 
     /**
      * @param config        who this member is and who the others are.
@@ -125,7 +125,7 @@ public final class ConsensusAgent implements Agent
         this.repair = new FrameRepair(memberId, log, followerLog, acks, leader, metrics, errors,
             () -> becomeFollower(term, -1));
         this.owedFrames = new OwedFrames(memberId, log, termIndex, membership, formation, publisher, metrics, errors);
-        this.snapshotReceiver = new SnapshotReceiver(memberId, membership, followerLog, acks, snapshotTransfer,
+        this.snapshotInstaller = new SnapshotInstaller(memberId, membership, followerLog, acks, snapshotTransfer,
             membershipExchange, publisher);
         this.admin = new AdminRequests(this, config, log, transport, publisher, leader, pendingAppends, acks,
             followerLog);
@@ -718,7 +718,7 @@ public final class ConsensusAgent implements Agent
 
     /**
      * A snapshot chunk: answered "behind" from a stale leader, dropped from another cluster's (as its appends are),
-     * and otherwise the leader's, which this member follows and whose chunk {@link SnapshotReceiver} takes.
+     * and otherwise the leader's, which this member follows and whose chunk {@link SnapshotInstaller} takes.
      */
     void onInstallSnapshot(final InstallSnapshotDecoder chunk, final DirectBuffer buffer, final int bytesOffset)
     {
@@ -734,7 +734,7 @@ public final class ConsensusAgent implements Agent
             return;
         }
         followLeader(leaderTerm, fromLeaderId);
-        commitPosition = snapshotReceiver.onChunk(chunk, buffer, bytesOffset, term, commitPosition, serviceHooks);
+        commitPosition = snapshotInstaller.onChunk(chunk, buffer, bytesOffset, term, commitPosition, serviceHooks);
     }
 
     void onClientProtocol(final int endpoint, final DirectBuffer buffer, final int offset, final int length)

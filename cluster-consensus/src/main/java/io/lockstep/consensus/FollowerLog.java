@@ -337,8 +337,8 @@ final class FollowerLog
             restartAt(position, snapshotTerm);
         }
         System.getLogger(FollowerLog.class.getName()).log(System.Logger.Level.INFO,
-            own ? "member {0} starts from its own snapshot at {1}, the leader ({2}) having purged its log below " +
-                "({3})" : "member {0} installed snapshot at {1} from {2} ({3})", memberId, position, fromLeaderId,
+            own ? "member {0} restarted at its own snapshot at {1} ({3})" :
+                "member {0} installed snapshot at {1} from {2} ({3})", memberId, position, fromLeaderId,
             retain ? "log after it kept" : "log restarted at it");
     }
 

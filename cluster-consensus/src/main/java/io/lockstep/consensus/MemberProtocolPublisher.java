@@ -75,7 +75,9 @@ final class MemberProtocolPublisher
             .preVote(bool(preVote))
             .transfer(bool(transfer))
             .configEpoch(membership.epoch())
-            .holdingsRound(0);
+            .holdingsRound(0)
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low());
         return send(to, requestVote.encodedLength());
     }
 
@@ -92,7 +94,9 @@ final class MemberProtocolPublisher
             .preVote(BooleanType.TRUE)
             .transfer(BooleanType.FALSE)
             .configEpoch(membership.epoch())
-            .holdingsRound(round);
+            .holdingsRound(round)
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low());
         return send(to, requestVote.encodedLength());
     }
 
@@ -355,7 +359,9 @@ final class MemberProtocolPublisher
             .configEpoch(membership.epoch())
             .voters(membership.voters())
             .learners(membership.learners())
-            .configVersion(membership.version());
+            .configVersion(membership.version())
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low());
         return send(to, configurationNotice.encodedLength());
     }
 

@@ -41,7 +41,8 @@ public final class MemberProtocolShapes
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
     /**
-     * Version 4 added the cluster identity to appends and snapshot chunks, whether a voter may vote and what it
+     * Version 4 added the cluster identity to appends, snapshot chunks, vote requests, votes and configuration
+     * notices, whether a voter may vote and what it
      * holds to its answers (and the question to vote requests), and the commit rate a standby saw to its answer to a
      * promotion.
      */
@@ -81,7 +82,7 @@ public final class MemberProtocolShapes
             .message(schema, InstallSnapshotResponseDecoder.TEMPLATE_ID,
                 since3(29, InstallSnapshotResponseDecoder.BLOCK_LENGTH))
             .message(schema, ConfigurationNoticeDecoder.TEMPLATE_ID,
-                MessageShape.block(ConfigurationNoticeDecoder.BLOCK_LENGTH));
+                MessageShape.block(36).grownTo(IDENTITY_VERSION, ConfigurationNoticeDecoder.BLOCK_LENGTH));
     }
 
     private static void tools(final MessageShapes shapes, final int schema)

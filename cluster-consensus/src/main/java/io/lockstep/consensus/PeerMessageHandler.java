@@ -75,7 +75,9 @@ final class PeerMessageHandler
         }
         requestVote.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (!isSender(from, requestVote.candidateId(), "a vote request") ||
-            !agent.membershipExchange().admit(from, requestVote.configEpoch()))
+            !agent.membershipExchange().admit(from, requestVote.configEpoch()) ||
+            !formation.acceptPeer(requestVote.clusterIdHigh(), requestVote.clusterIdLow(), from, false,
+                "vote requests"))
         {
             return;
         }
@@ -107,6 +109,10 @@ final class PeerMessageHandler
                     BooleanType.TRUE == vote.holdingsKnown() && formation.isOwnCluster(vote.clusterIdHigh(),
                     vote.clusterIdLow()), vote.configVersion(), vote.logPosition(), vote.lastLogTerm(),
                     vote.promisedPosition());
+                return;
+            }
+            if (!formation.acceptPeer(vote.clusterIdHigh(), vote.clusterIdLow(), from, true, "votes"))
+            {
                 return;
             }
             if (BooleanType.TRUE == vote.preVote() && !formation.mayElect())
@@ -227,7 +233,8 @@ final class PeerMessageHandler
             return;
         }
         final ConfigurationNoticeDecoder n = configurationNotice.wrap(m.buffer, m.body, m.blockLength, m.version);
-        if (isSender(from, n.memberId(), "a configuration notice"))
+        if (isSender(from, n.memberId(), "a configuration notice") &&
+            formation.acceptPeer(n.clusterIdHigh(), n.clusterIdLow(), from, false, "configuration notices"))
         {
             agent.membershipExchange().onNotice(from, n.configEpoch(), n.configVersion(), n.voters(), n.learners());
         }

@@ -6,14 +6,16 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * Install-snapshot, both ends: a leader streams its newest snapshot to a follower whose next entry it has purged; a
- * follower takes the chunks in order into its snapshot storage. The consensus agent keeps the decisions (who needs a
- * snapshot, terms, what an installed snapshot does to the log); this class moves the bytes, and on the follower side
- * decides only whether an offer needs them at all (see {@link #receive}), as that depends on its storage.
+ * follower takes the chunks in order into its snapshot storage. Others keep the decisions (the leader's replication
+ * who needs a snapshot; the consensus agent terms and identity; {@link SnapshotInstaller} what a snapshot to start
+ * from does to the log and the service); this class moves the bytes, and on the follower side decides only whether
+ * an offer needs them at all (see {@link #receive}), as that depends on its storage.
  * <p>
  * Leader side: a few chunks in flight per follower and at most {@link #CHUNKS_PER_CYCLE} sent per duty cycle, so
  * the others' replication is not held up; chunks not acknowledged within a heartbeat interval are sent again from
- * the last acknowledged offset. Follower side: a chunk out of order is answered with the offset wanted (or -1: start
- * again), and the whole snapshot is checked by the storage before it is recorded.
+ * the last acknowledged offset. Follower side: a chunk out of order is answered with the offset wanted, one of
+ * another file (position, length, snapshot term, leader or its term not those the install began with) with -1:
+ * start again; the whole snapshot is checked by the storage before it is recorded.
  */
 final class SnapshotTransfer
 {
@@ -27,6 +29,11 @@ final class SnapshotTransfer
     private SnapshotStorage storage;
     private long installingPosition = -1;
     private long installReceived;
+    /** What the install under way was begun with: a chunk that says otherwise starts it again. */
+    private long installingLength;
+    private long installingSnapshotTerm;
+    private long installingLeaderTerm;
+    private int installingLeader = -1;
     /** The last snapshot {@link #receive} returned was this member's own, not the leader's. */
     private boolean ownSnapshot;
 
@@ -200,11 +207,19 @@ final class SnapshotTransfer
             storage.beginInstall(position, snapshotTerm, totalLength);
             installingPosition = position;
             installReceived = 0;
+            installingLength = totalLength;
+            installingSnapshotTerm = snapshotTerm;
+            installingLeaderTerm = term;
+            installingLeader = fromLeaderId;
         }
-        if (position != installingPosition || offset != installReceived)
+        // Chunks of one file only: a later leader's snapshot at the same position may be another length, and a
+        // leader that changed its mind mid-stream would otherwise leave a file the store cannot complete.
+        final boolean sameInstall = position == installingPosition && totalLength == installingLength &&
+            snapshotTerm == installingSnapshotTerm && term == installingLeaderTerm && fromLeaderId == installingLeader;
+        if (!sameInstall || offset != installReceived)
         {
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
-                position == installingPosition ? installReceived : -1, false);
+                sameInstall ? installReceived : -1, false);
             return null;
         }
         storage.installChunk(buffer, chunkOffset, chunkLength);
@@ -222,6 +237,7 @@ final class SnapshotTransfer
         }
         catch (final ArchiveException ex)
         {
+            // Damaged or incomplete: nothing is recorded, and what a leader sent is no reason to stop this member.
             LOGGER.log(System.Logger.Level.WARNING,
                 "member {0}: snapshot from {1} failed its checks, asking again: {2}",
                 memberId, fromLeaderId, ex.getMessage());

@@ -109,7 +109,10 @@ class ClusterFormationTest
         assertEquals(X_HIGH, store.identity().high(), "kept");
         assertEquals(1, errors.total());
         assertTrue(sealed.acceptLeader(X_HIGH, X_LOW, 6, 1));
-        assertTrue(sealed.acceptLeader(0, 0, 6, 1), "a leader without an identity (an older version) is followed");
+        assertFalse(sealed.acceptLeader(0, 0, 6, 1), "a leader that names no cluster is refused once sealed");
+        assertFalse(sealed.acceptLeader(Long.MIN_VALUE, 0, 6, 1), "as is one whose fields are absent");
+        assertEquals(3, errors.total());
+        assertTrue(unsealed.acceptLeader(0, 0, 6, 1), "a member not yet sealed follows a leader that names none");
     }
 
     @Test

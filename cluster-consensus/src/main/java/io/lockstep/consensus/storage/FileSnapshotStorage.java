@@ -227,7 +227,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
         {
             if (installed != installLength)
             {
-                throw new IllegalStateException("installed " + installed + " of " + installLength + " bytes");
+                throw new ArchiveException(ArchiveException.Reason.CORRUPT_SNAPSHOT, tmp, installed, "installed " +
+                    installed + " of " + installLength + " bytes");
             }
             if (installPosition <= durablePosition)
             {

@@ -9,7 +9,7 @@ import org.agrona.DirectBuffer;
  * confirm the snapshot, the chunks ({@link SnapshotTransfer#receive}), and what a snapshot to start from does to
  * the log, the acknowledgements and the service.
  */
-final class SnapshotReceiver
+final class SnapshotInstaller
 {
     private final int memberId;
     private final Membership membership;
@@ -19,7 +19,7 @@ final class SnapshotReceiver
     private final MembershipExchange membershipExchange;
     private final MemberProtocolPublisher publisher;
 
-    SnapshotReceiver(
+    SnapshotInstaller(
         final int memberId,
         final Membership membership,
         final FollowerLog followerLog,
@@ -44,8 +44,8 @@ final class SnapshotReceiver
      * @param buffer      holding the chunk's bytes.
      * @param bytesOffset where they start ({@code chunk.chunkLength()} of them, checked to lie inside the message).
      * @param hooks       the service, or null if none is attached.
-     * @return the commit position after the chunk: the snapshot's position if this member now starts from one
-     * (the leader's, or its own reaching it), else {@code commitPosition}.
+     * @return the commit position after the chunk: at least the position of the snapshot this member now starts
+     * from, if it starts from one (the leader's, or its own reaching it); else {@code commitPosition}.
      */
     long onChunk(
         final InstallSnapshotDecoder chunk,
@@ -59,7 +59,7 @@ final class SnapshotReceiver
         final long position = chunk.snapshotPosition();
         final long snapshotTerm = chunk.snapshotTerm();
         final long totalLength = chunk.totalLength();
-        // What the snapshot's purged log no longer carries; taken only from a leader of this cluster and term.
+        // What the snapshot's purged log no longer carries; taken only from the leader this member now follows.
         membership.onSnapshotConfiguration(chunk.configEpoch(), chunk.configVersion(), chunk.voters(),
             chunk.learners());
         if (position <= commitPosition && followerLog.cannotConfirm(position, snapshotTerm, commitPosition, term))
