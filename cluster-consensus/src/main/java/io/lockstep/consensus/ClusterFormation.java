@@ -156,24 +156,24 @@ final class ClusterFormation
     }
 
     /**
-     * A peer's vote, vote request or configuration notice: once sealed, this member takes none from another cluster
-     * (a member pointed at the wrong peers with the same secret would otherwise count in its elections, or move it to
-     * its membership). A vote counts only if it names this cluster; a vote request or notice that names none is from
-     * a member not yet formed, which asks and announces before it knows the identity, and is taken.
+     * A peer's vote, vote request or configuration notice: once sealed, this member takes none that names another
+     * cluster (a member pointed at the wrong peers with the same secret would otherwise count in its elections, or
+     * move it to its membership). One that names none is taken: a member that has not heard a leader since it was
+     * formed, restored or upgraded does not know the identity yet, and until it does, a leader may need its vote to
+     * be elected and tell it.
      *
-     * @param votes true for a vote (an answer this member's election counts), false for a request or notice.
      * @return false if the message must be ignored.
      */
-    boolean acceptPeer(final long high, final long low, final int peerId, final boolean votes, final String what)
+    boolean acceptPeer(final long high, final long low, final int peerId, final String what)
     {
-        if (!identity.sealed() || (high == identity.high() && low == identity.low()) ||
-            (!votes && !ClusterIdentity.isIdentity(high, low)))
+        if (!identity.sealed() || !ClusterIdentity.isIdentity(high, low) ||
+            (high == identity.high() && low == identity.low()))
         {
             return true;
         }
         errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
-            "; member " + peerId + (ClusterIdentity.isIdentity(high, low) ? " belongs to cluster " +
-            ClusterIdentity.toText(high, low) : " names no cluster") + ": its " + what + " are ignored");
+            "; member " + peerId + " belongs to cluster " + ClusterIdentity.toText(high, low) + ": its " + what +
+            " are ignored");
         return false;
     }
 

@@ -40,16 +40,25 @@ public final class MembershipExchange
 
     /**
      * @param senderEpoch the epoch a member-to-member message carries (SBE's null, from a sender before epochs, is 0).
+     * @param term        the term the message carries: a member on this epoch speaks in its terms only (a term of
+     *                    another epoch's range would be taken durably, and one near the top of the range leaves no
+     *                    term to stand in).
      * @return true if the sender is on this member's epoch: the message may be handled.
      */
-    boolean admit(final int from, final long senderEpoch)
+    boolean admit(final int from, final long senderEpoch, final long term)
     {
-        if ((Long.MIN_VALUE == senderEpoch ? 0 : senderEpoch) == membership.epoch())
+        if ((Long.MIN_VALUE == senderEpoch ? 0 : senderEpoch) != membership.epoch())
         {
-            return true;
+            publisher.configurationNotice(from, agent.memberId());
+            return false;
         }
-        publisher.configurationNotice(from, agent.memberId());
-        return false;
+        if (Membership.epochOfTerm(term) != membership.epoch())
+        {
+            errors.record("term out of epoch", "dropped a message from member " + from + " in term " + term +
+                ", outside the terms of membership epoch " + membership.epoch());
+            return false;
+        }
+        return true;
     }
 
     void onNotice(final int from, final long epoch, final long version, final long voters, final long learners)

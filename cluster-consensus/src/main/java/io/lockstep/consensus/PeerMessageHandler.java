@@ -75,9 +75,8 @@ final class PeerMessageHandler
         }
         requestVote.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (!isSender(from, requestVote.candidateId(), "a vote request") ||
-            !agent.membershipExchange().admit(from, requestVote.configEpoch()) ||
-            !formation.acceptPeer(requestVote.clusterIdHigh(), requestVote.clusterIdLow(), from, false,
-                "vote requests"))
+            !agent.membershipExchange().admit(from, requestVote.configEpoch(), requestVote.term()) ||
+            !formation.acceptPeer(requestVote.clusterIdHigh(), requestVote.clusterIdLow(), from, "vote requests"))
         {
             return;
         }
@@ -100,7 +99,8 @@ final class PeerMessageHandler
             return;
         }
         vote.wrap(m.buffer, m.body, m.blockLength, m.version);
-        if (isSender(from, vote.voterId(), "a vote") && agent.membershipExchange().admit(from, vote.configEpoch()))
+        if (isSender(from, vote.voterId(), "a vote") &&
+            agent.membershipExchange().admit(from, vote.configEpoch(), vote.term()))
         {
             if (vote.holdingsRound() > 0)
             {
@@ -111,7 +111,7 @@ final class PeerMessageHandler
                     vote.promisedPosition());
                 return;
             }
-            if (!formation.acceptPeer(vote.clusterIdHigh(), vote.clusterIdLow(), from, true, "votes"))
+            if (!formation.acceptPeer(vote.clusterIdHigh(), vote.clusterIdLow(), from, "votes"))
             {
                 return;
             }
@@ -134,7 +134,7 @@ final class PeerMessageHandler
         final AppendRequestDecoder r = appendRequest.wrap(m.buffer, m.body, m.blockLength, m.version);
         // The leader, or for a standby the relay standby, which passes the leader's appends on as they came.
         final boolean sender = relay.isRelayedAppend(from) || isSender(from, r.leaderId(), "an append");
-        if (!sender || !agent.membershipExchange().admit(from, r.configEpoch()))
+        if (!sender || !agent.membershipExchange().admit(from, r.configEpoch(), r.term()))
         {
             return;
         }
@@ -166,7 +166,7 @@ final class PeerMessageHandler
         }
         appendResponse.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, appendResponse.followerId(), "an append response") &&
-            agent.membershipExchange().admit(from, appendResponse.configEpoch()))
+            agent.membershipExchange().admit(from, appendResponse.configEpoch(), appendResponse.term()))
         {
             agent.onAppendResponse(appendResponse);
         }
@@ -193,7 +193,7 @@ final class PeerMessageHandler
         }
         final InstallSnapshotDecoder s = installSnapshot.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (!isSender(from, s.leaderId(), "a snapshot chunk") ||
-            !agent.membershipExchange().admit(from, s.configEpoch()))
+            !agent.membershipExchange().admit(from, s.configEpoch(), s.term()))
         {
             return;
         }
@@ -219,7 +219,7 @@ final class PeerMessageHandler
         final InstallSnapshotResponseDecoder r =
             installSnapshotResponse.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, r.followerId(), "a snapshot response") &&
-            agent.membershipExchange().admit(from, r.configEpoch()))
+            agent.membershipExchange().admit(from, r.configEpoch(), r.term()))
         {
             agent.onInstallSnapshotResponse(r.term(), r.followerId(), r.snapshotPosition(), r.nextOffset(),
                 BooleanType.TRUE == r.installed());
@@ -234,7 +234,7 @@ final class PeerMessageHandler
         }
         final ConfigurationNoticeDecoder n = configurationNotice.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, n.memberId(), "a configuration notice") &&
-            formation.acceptPeer(n.clusterIdHigh(), n.clusterIdLow(), from, false, "configuration notices"))
+            formation.acceptPeer(n.clusterIdHigh(), n.clusterIdLow(), from, "configuration notices"))
         {
             agent.membershipExchange().onNotice(from, n.configEpoch(), n.configVersion(), n.voters(), n.learners());
         }

@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A member whose cluster identity is sealed takes nothing from a member of another cluster: no snapshot chunk (its
  * term, its leader, its configuration), no vote toward its own election, no vote request, no configuration notice;
- * and, once sealed, no leader that names no cluster. Driven message by message through the member's own decoders.
+ * and, once sealed, no leader that names no cluster. Nor does any member take a term outside its membership epoch's
+ * range. Driven message by message through the member's own decoders.
  */
 class ClusterIdentityRulesTest
 {
@@ -107,9 +108,6 @@ class ClusterIdentityRulesTest
         assertEquals(3, member.term(), "another cluster's grant does not make a quorum");
         assertOneIdentityError();
 
-        deliverVote(0, 0);
-        assertEquals(3, member.term(), "nor does one that names no cluster");
-
         deliverVote(0, OWN_HIGH);
         assertEquals(4, member.term(), "its own cluster's grant does: the election starts");
     }
@@ -117,15 +115,29 @@ class ClusterIdentityRulesTest
     @Test
     void aVoteRequestFromAnotherClustersCandidateIsIgnored()
     {
-        deliverVoteRequest(OTHER_HIGH);
+        deliverVoteRequest(10, OTHER_HIGH);
         assertEquals(3, member.term(), "its term is not taken");
         assertEquals(ElectionStateStore.NO_VOTE, electionState.votedFor());
         assertFalse(sentTo(0, VoteDecoder.TEMPLATE_ID), "nor answered");
         assertOneIdentityError();
 
-        deliverVoteRequest(OWN_HIGH);
+        deliverVoteRequest(10, OWN_HIGH);
         assertEquals(10, member.term());
         assertEquals(0, electionState.votedFor(), "its own cluster's candidate gets the vote");
+    }
+
+    @Test
+    void aTermOutsideTheMembershipEpochIsNeverTaken()
+    {
+        deliverVoteRequest(Long.MAX_VALUE, OWN_HIGH);
+        assertEquals(3, member.term(), "a term this high would leave no term to stand in, durably");
+        assertFalse(sentTo(0, VoteDecoder.TEMPLATE_ID), "nor is it answered");
+        deliverVoteRequest(Membership.firstTermOf(1), OWN_HIGH);
+        assertEquals(3, member.term(), "the first term of the next epoch belongs to that epoch's members");
+        assertEquals("term out of epoch", member.errors().recent().get(0).kind());
+
+        deliverVoteRequest(Membership.firstTermOf(1) - 1, OWN_HIGH);
+        assertEquals(Membership.firstTermOf(1) - 1, member.term(), "the last term of its own epoch is taken");
     }
 
     @Test
@@ -182,13 +194,13 @@ class ClusterIdentityRulesTest
         deliver(voter, buffer, vote.encodedLength());
     }
 
-    /** Member 0 stands in term 10. */
-    private void deliverVoteRequest(final long clusterIdHigh)
+    /** Member 0 stands in a term. */
+    private void deliverVoteRequest(final long term, final long clusterIdHigh)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
         final RequestVoteEncoder request = new RequestVoteEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .term(10).candidateId(0).lastLogTerm(0).lastLogPosition(0).preVote(BooleanType.FALSE)
+            .term(term).candidateId(0).lastLogTerm(0).lastLogPosition(0).preVote(BooleanType.FALSE)
             .transfer(BooleanType.FALSE).configEpoch(0).holdingsRound(0).clusterIdHigh(clusterIdHigh)
             .clusterIdLow(OWN_LOW);
         deliver(0, buffer, request.encodedLength());
