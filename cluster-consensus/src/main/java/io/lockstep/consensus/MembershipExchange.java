@@ -40,9 +40,12 @@ public final class MembershipExchange
 
     /**
      * @param senderEpoch the epoch a member-to-member message carries (SBE's null, from a sender before epochs, is 0).
-     * @param term        the term the message carries: a member on this epoch speaks in its terms only (a term of
-     *                    another epoch's range would be taken durably, and one near the top of the range leaves no
-     *                    term to stand in).
+     * @param term        the term the message carries: at most one epoch's range of terms above this member's
+     *                    own epoch and term. A term near the top of all terms would be stored and leave no term to
+     *                    stand in; one range of slack lets a member whose term reached the top of its epoch's range
+     *                    stand in the next, and nothing below is refused (a member restored from a backup holds the
+     *                    terms of the epoch the backup was taken in, and a crash between storing an adopted epoch and
+     *                    the term raised with it leaves a term below that epoch's range).
      * @return true if the sender is on this member's epoch: the message may be handled.
      */
     boolean admit(final int from, final long senderEpoch, final long term)
@@ -52,10 +55,11 @@ public final class MembershipExchange
             publisher.configurationNotice(from, agent.memberId());
             return false;
         }
-        if (Membership.epochOfTerm(term) != membership.epoch())
+        final long ownRange = Math.max(membership.epoch(), Membership.epochOfTerm(agent.term()));
+        if (Membership.epochOfTerm(term) > ownRange + 1)
         {
-            errors.record("term out of epoch", "dropped a message from member " + from + " in term " + term +
-                ", outside the terms of membership epoch " + membership.epoch());
+            errors.record("term out of range", "dropped a message from member " + from + " in term " + term +
+                ", more than one membership epoch's range of terms above this member's term " + agent.term());
             return false;
         }
         return true;
