@@ -171,16 +171,24 @@ final class ClusterFormation
         {
             return true;
         }
-        errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
-            "; member " + peerId + " belongs to cluster " + ClusterIdentity.toText(high, low) + ": its " + what +
-            " are ignored");
+        refuse(Integer.toString(peerId), high, low, what + " are ignored");
         return false;
+    }
+
+    /** Record why a peer's message is refused: the two identities, or that the peer names none. */
+    private void refuse(final String peer, final long high, final long low, final String outcome)
+    {
+        errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
+            "; member " + peer + (ClusterIdentity.isIdentity(high, low) ? ", belongs to cluster " +
+            ClusterIdentity.toText(high, low) : ", names no cluster") + ": its " + outcome + " (a member of another " +
+            "cluster, a data directory copied from one, or an older version)");
     }
 
     /**
      * A leader whose term this member accepts sent an append or a snapshot chunk. Take its identity, or refuse it.
      *
-     * @return false if the message must be refused: this member's identity is sealed and the leader's differs.
+     * @return false if the message must be refused: this member's identity is sealed and the leader names another
+     * cluster or none.
      */
     boolean acceptLeader(final long high, final long low, final long leaderTerm, final int leaderId)
     {
@@ -188,26 +196,16 @@ final class ClusterFormation
         {
             return true;
         }
-        if (!ClusterIdentity.isIdentity(high, low))
-        {
-            // Only a leader of the previous protocol version sends none, and moving to this one is a full stop and
-            // start: once sealed, a member cannot tell such a leader from one that leaves the field out to pass.
-            if (identity.sealed())
-            {
-                errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
-                    "; member " + leaderId + ", leading term " + leaderTerm + ", names no cluster (an older " +
-                    "version, or a peer hiding which cluster it leads): its appends and snapshots are refused");
-                return false;
-            }
-            return true;
-        }
         if (identity.sealed())
         {
-            errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
-                "; member " + leaderId + ", leading term " + leaderTerm + ", belongs to cluster " +
-                ClusterIdentity.toText(high, low) + ": its appends and snapshots are refused (a member of another " +
-                "cluster, or a data directory copied from one)");
+            // A leader that names none is of the previous protocol version, and moving to this one is a full stop
+            // and start: once sealed, a member cannot tell such a leader from one that leaves the field out to pass.
+            refuse(leaderId + ", leading term " + leaderTerm, high, low, "appends and snapshots are refused");
             return false;
+        }
+        if (!ClusterIdentity.isIdentity(high, low))
+        {
+            return true;
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} takes cluster identity {1} from member {2} (term {3})",
             memberId, ClusterIdentity.toText(high, low), leaderId, leaderTerm);
