@@ -19,11 +19,13 @@ import org.agrona.collections.IntArrayList;
  * held before it was wiped.</li>
  * </ul>
  * <p>
- * <b>The identity</b> is made by the cluster's first leader (the first one without an identity), carried in every
- * append and kept in every member's election state: a member takes its leader's identity. Once it has seen an entry
- * of its leader's term committed under the identity, the identity is sealed and never changes: every later leader
- * holds that entry, and it came with that identity. A sealed member refuses appends from a leader of another
- * identity, so a member of another cluster, or a data directory copied from one, never takes that leader's log (a
+ * <b>The identity</b> is made by the cluster's first leader (the first one without an identity), carried in appends,
+ * snapshot chunks, votes, vote requests and configuration notices, and kept in every member's election state: a
+ * member takes its leader's identity. Once it has seen an entry of its leader's term committed under the identity,
+ * the identity is sealed and never changes: every later leader holds that entry, and it came with that identity. A
+ * sealed member refuses appends and snapshots from a leader of another identity or of none ({@link #acceptLeader}),
+ * and ignores votes, vote requests and notices of another identity ({@link #acceptPeer}), so a member of another
+ * cluster, or a data directory copied from one, never takes that leader's log nor counts in its elections (a
  * restored backup carries no identity, and takes its leader's).
  */
 final class ClusterFormation
@@ -180,8 +182,7 @@ final class ClusterFormation
     {
         errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
             "; member " + peer + (ClusterIdentity.isIdentity(high, low) ? ", belongs to cluster " +
-            ClusterIdentity.toText(high, low) : ", names no cluster") + ": its " + outcome + " (a member of another " +
-            "cluster, a data directory copied from one, or an older version)");
+            ClusterIdentity.toText(high, low) : ", names no cluster") + ": its " + outcome);
     }
 
     /**
@@ -200,7 +201,8 @@ final class ClusterFormation
         {
             // A leader that names none is of the previous protocol version, and moving to this one is a full stop
             // and start: once sealed, a member cannot tell such a leader from one that leaves the field out to pass.
-            refuse(leaderId + ", leading term " + leaderTerm, high, low, "appends and snapshots are refused");
+            refuse(leaderId + ", leading term " + leaderTerm, high, low, "appends and snapshots are refused (a " +
+                "member of another cluster, a data directory copied from one, or an older version)");
             return false;
         }
         if (!ClusterIdentity.isIdentity(high, low))

@@ -40,7 +40,7 @@ public final class MembershipExchange
 
     /**
      * @param senderEpoch the epoch a member-to-member message carries (SBE's null, from a sender before epochs, is 0).
-     * @param term        the term the message carries: at most one epoch's range of terms above this member's
+     * @param term        the term the message carries: in no epoch's range of terms beyond the one after this member's
      *                    own epoch and term. A term near the top of all terms would be stored and leave no term to
      *                    stand in; one range of slack lets a member whose term reached the top of its epoch's range
      *                    stand in the next, and nothing below is refused (a member restored from a backup holds the

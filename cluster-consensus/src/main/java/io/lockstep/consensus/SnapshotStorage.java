@@ -82,7 +82,8 @@ public interface SnapshotStorage extends AutoCloseable
 
     /**
      * Drop the install under way, if any, and what it received: the member starts from a snapshot of its own
-     * instead. Nothing recorded changes.
+     * instead. Nothing recorded changes. The default does nothing, which suits a store whose next
+     * {@link #beginInstall} drops an earlier install anyway and that holds nothing open meanwhile.
      */
     default void abortInstall()
     {

@@ -27,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A member whose cluster identity is sealed takes nothing from a member of another cluster: no snapshot chunk (its
  * term, its leader, its configuration), no vote toward its own election, no vote request, no configuration notice;
- * and, once sealed, no leader that names no cluster. Nor does any member take a term more than one membership epoch's
- * range of terms above its own. Driven message by message through the member's own decoders.
+ * and, once sealed, no leader that names no cluster. Nor does any member take a term beyond the range of the
+ * membership epoch after its own. Driven message by message through the member's own decoders.
  */
 class ClusterIdentityRulesTest
 {
