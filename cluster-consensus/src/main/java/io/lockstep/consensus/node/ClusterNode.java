@@ -71,6 +71,15 @@ public final class ClusterNode implements AutoCloseable
     private volatile Throwable fatal;
     private volatile String removedReason;
 
+    /**
+     * Step between members' snapshot writes: member i writes a snapshot (1 + i % 10) steps after its service made
+     * it. Every member snapshots at the same log position, and the default snapshot interval is a whole number of
+     * segments, so without it the three writes landed together and on a segment rollover: on two cores the members'
+     * threads then all waited for a CPU (benchmarks/results/history.md). A write takes 5-15 ms there, so 100 ms apart
+     * keeps them from overlapping; a later write only keeps the log a little longer.
+     */
+    private static final long SNAPSHOT_WRITE_STEP_MS = 100;
+
     /** Room left in a batch for the frame headers around a block of log a leader sends. */
     private static final int BLOCK_HEADROOM = 1024;
     /** A snapshot chunk, the largest message besides an append block. */
@@ -248,7 +257,9 @@ public final class ClusterNode implements AutoCloseable
         final ArchiveRaftLog raftLog,
         final ServiceHandoff handoff)
     {
-        return new ServiceMember(consensus, transport, raftLog, services, new FileSnapshotStorage(config.dataDir()),
+        final FileSnapshotStorage snapshots =
+            new FileSnapshotStorage(config.dataDir(), snapshotWriteDelayNs(config.memberId()));
+        return new ServiceMember(consensus, transport, raftLog, services, snapshots,
             new ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(), config.snapshotKeep(),
                 new SystemNanoClock()),
             TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs()), MAX_SESSIONS, EGRESS_BUFFER_BYTES, MAX_TIMERS,
@@ -256,6 +267,11 @@ public final class ClusterNode implements AutoCloseable
             .clientAuthenticator(config.security().authenticator())
             .sessionLimits(config.security().sessionLimits())
             .memorySessionLimit(sessionLimit(config));
+    }
+
+    static long snapshotWriteDelayNs(final int memberId)
+    {
+        return TimeUnit.MILLISECONDS.toNanos(SNAPSHOT_WRITE_STEP_MS * (1 + Math.floorMod(memberId, 10)));
     }
 
     /** The log found it cannot write (a full disk), or writes again (null): metric, readiness, error log. */

@@ -72,10 +72,8 @@ public final class ArchiveRaftLog implements RaftLog
      */
     private static final long PURGE_STEP_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(6);
     private final long purgeDelayNs;
-    /** Guards {@link #hurry}: the purge thread waits on it. */
-    private final Object purgeWait = new Object();
-    /** Set while the member's thread waits for purges (reset, close): delete now, do not wait out the delay. */
-    private boolean hurry;
+    /** Hurried while the member's thread waits for purges (reset, close): delete now, do not wait out the delay. */
+    private final StaggeredWait purgeWait = new StaggeredWait();
     private ArchiveLog log;
     private LogReader reader;
     /** What recovery noted as the log opened, for the member's pass at start (once; null after). */
@@ -233,11 +231,11 @@ public final class ArchiveRaftLog implements RaftLog
             {
                 // Timed here, on the purge thread, not on the member's (which reads no clock of its own). The
                 // task starts as it is handed over unless an earlier purge is still running.
-                awaitDelay(System.nanoTime() + purgeDelayNs);
+                purgeWait.awaitUntil(System.nanoTime() + purgeDelayNs);
                 base.save(target, term);
                 // Not below the start, which a later purge may have moved past the base just saved. A step at a
                 // time, unless a reset or close is waiting for it.
-                purged.deleteSegmentsBelow(target, hurried() ? 0 : PURGE_STEP_PAUSE_NS);
+                purged.deleteSegmentsBelow(target, purgeWait.hurried() ? 0 : PURGE_STEP_PAUSE_NS);
             }
             catch (final RuntimeException ex)
             {
@@ -280,54 +278,16 @@ public final class ArchiveRaftLog implements RaftLog
         LOGGER.log(System.Logger.Level.INFO, "log {0} reset to start at {1} (term {2})", directory, position, term);
     }
 
-    private boolean hurried()
-    {
-        synchronized (purgeWait)
-        {
-            return hurry;
-        }
-    }
-
-    /** On the purge thread: wait until a time, or until the member's thread hurries the purges. */
-    private void awaitDelay(final long notBeforeNs)
-    {
-        synchronized (purgeWait)
-        {
-            long remainingNs;
-            while (!hurry && (remainingNs = notBeforeNs - System.nanoTime()) > 0)
-            {
-                try
-                {
-                    TimeUnit.NANOSECONDS.timedWait(purgeWait, remainingNs);
-                }
-                catch (final InterruptedException ex)
-                {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
-    }
-
-    private void hurryPurges(final boolean now)
-    {
-        synchronized (purgeWait)
-        {
-            hurry = now;
-            purgeWait.notifyAll();
-        }
-    }
-
     private void awaitPurges()
     {
-        hurryPurges(true);
+        purgeWait.hurry(true);
         try
         {
             awaitPurgeThread(TimeUnit.MINUTES.toMillis(1));
         }
         finally
         {
-            hurryPurges(false);
+            purgeWait.hurry(false);
         }
     }
 
@@ -636,7 +596,7 @@ public final class ArchiveRaftLog implements RaftLog
 
     public void close()
     {
-        hurryPurges(true);
+        purgeWait.hurry(true);
         purger.shutdown();
         try
         {

@@ -34,6 +34,9 @@ import java.util.stream.Stream;
  * <p>
  * Writing happens on one background thread of this class, outside the member's duty cycle: that is what keeps the
  * services' pause down to serialising state into memory. Deleting snapshots beyond those kept also happens there.
+ * The thread may wait a while before it writes ({@link StaggeredWait}: a cluster node waits a time that depends on
+ * its member id, so that the members' writes of a snapshot taken at the same log position do not land together);
+ * closing the storage ends the wait and writes at once.
  * The recording log is shared by that thread and the member's (which reads it to stream a snapshot, and records an
  * installed one), under its monitor: a few accesses per snapshot, never on the per-message path.
  */
@@ -47,6 +50,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
     private final SnapshotStore store;
     private final RecordingLog recordingLog;
     private final ExecutorService writer;
+    private final long writeDelayNs;
+    private final StaggeredWait writeWait = new StaggeredWait();
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
     private final WriteTask writeTask = new WriteTask();
     private volatile boolean writing;
@@ -70,6 +75,21 @@ public final class FileSnapshotStorage implements SnapshotStorage
      */
     public FileSnapshotStorage(final Path directory)
     {
+        this(directory, 0);
+    }
+
+    /**
+     * @param directory    the member's data directory: snapshots go in {@code snapshots/}, the recording log beside.
+     * @param writeDelayNs how long the writer thread waits before it writes each snapshot (0: at once); see the class
+     *                     comment.
+     */
+    public FileSnapshotStorage(final Path directory, final long writeDelayNs)
+    {
+        if (writeDelayNs < 0)
+        {
+            throw new IllegalArgumentException("snapshot write delay must not be negative: " + writeDelayNs);
+        }
+        this.writeDelayNs = writeDelayNs;
         this.directory = directory;
         this.store = SnapshotStore.open(directory.resolve("snapshots"));
         this.recordingLog = RecordingLog.open(directory);
@@ -299,6 +319,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     public void close()
     {
+        writeWait.hurry(true);
         writer.shutdown();
         try
         {
@@ -489,6 +510,9 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
         public void run()
         {
+            // Timed here, on the writer thread: the member's thread reads no clock of its own. The task starts as
+            // it is handed over, since one write at a time is allowed.
+            writeWait.awaitUntil(System.nanoTime() + writeDelayNs);
             final long startNs = System.nanoTime();
             try (SnapshotFileWriter out = store.newSnapshot(SERVICE_ID, image.term(), image.logPosition(),
                 image.timestamp()))

@@ -49,6 +49,32 @@ class FileSnapshotStorageTest
     }
 
     @Test
+    void aDelayedWriteWaitsAndClosingWritesItAtOnce() throws Exception
+    {
+        final FileSnapshotStorage storage = new FileSnapshotStorage(dir, TimeUnit.HOURS.toNanos(1));
+        final long startNs;
+        try
+        {
+            storage.write(image(4096, 3, 1000));
+            assertTrue(storage.isWriting(), "handed to the writer thread, which waits");
+            assertEquals(-1, storage.durablePosition());
+            assertEquals(0, RecordingLog.open(dir).entries().size(), "nothing recorded while it waits");
+        }
+        finally
+        {
+            startNs = System.nanoTime();
+            storage.close();
+        }
+        assertTrue(System.nanoTime() - startNs < TimeUnit.MINUTES.toNanos(1), "close did not wait out the hour");
+        assertEquals(4096, storage.durablePosition(), "closing ends the wait: the snapshot is written, not lost");
+        try (FileSnapshotStorage reopened = new FileSnapshotStorage(dir))
+        {
+            assertEquals(4096, reopened.durablePosition());
+        }
+        assertThrows(IllegalArgumentException.class, () -> new FileSnapshotStorage(dir, -1));
+    }
+
+    @Test
     void aDamagedNewestSnapshotIsReportedSetAsideAndTheOneBeforeIsUsed() throws Exception
     {
         try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
