@@ -57,6 +57,7 @@ final class BackgroundSync implements AutoCloseable
 
     private void run()
     {
+        BackgroundPriority.lowerThisThread();
         long nextForceNs = System.nanoTime() + intervalNs;
         while (running)
         {

@@ -1,6 +1,7 @@
 package io.lockstep.consensus.node;
 
 import io.lockstep.archive.ArchiveLogConfig;
+import io.lockstep.archive.BackgroundPriority;
 import io.lockstep.archive.RolloverRehearsal;
 import io.lockstep.cluster.ClusteredService;
 import io.lockstep.cluster.JvmOptions;
@@ -503,6 +504,8 @@ public final class ClusterNode implements AutoCloseable
                 "its own thread, and this member has none");
         }
         JvmOptions.check();
+        // Before the rehearsal below starts the first background thread. JVM-wide, as that thread is.
+        BackgroundPriority.nice(config.idle().backgroundNice());
         PreloadedClasses.load();
         // A log's first segment rollover in a JVM links everything it calls, about 15 ms of the member's thread
         // under load: done here, on a throwaway log, before the member serves (about 0.1 s at start).

@@ -1,5 +1,6 @@
 package io.lockstep.consensus.node;
 
+import io.lockstep.archive.BackgroundPriority;
 import io.lockstep.cluster.transport.SelectorIdleStrategy;
 import io.lockstep.cluster.transport.TcpTransport;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -25,21 +26,27 @@ import java.util.Properties;
  * where members share cores, longer spinning took CPU from the others without lowering the p99 (figures in
  * benchmarks/results/history.md). The selector strategy skips them while they keep finding nothing (see
  * {@link SelectorIdleStrategy}).
+ * <p>
+ * {@code lockstep.background.nice} (default 19) is the nice value of the threads that do slow file work beside the
+ * member's (see {@link BackgroundPriority}): on a machine where members share cores, a segment rollover or a
+ * snapshot then takes a CPU only while no member's thread wants it. 0 leaves them at the member's priority.
  *
- * @param strategy selector, yield or spin.
- * @param spins    selector: busy spins after a cycle with no work before yielding.
- * @param yields   selector: yields after the spins before waiting in epoll.
+ * @param strategy       selector, yield or spin.
+ * @param spins          selector: busy spins after a cycle with no work before yielding.
+ * @param yields         selector: yields after the spins before waiting in epoll.
+ * @param backgroundNice nice value of the background file threads, 0-19 (0: as the member's).
  */
-public record IdleSettings(String strategy, int spins, int yields)
+public record IdleSettings(String strategy, int spins, int yields, int backgroundNice)
 {
     public static final String IDLE = "lockstep.idle";
     public static final String SPINS = "lockstep.idle.spins";
     public static final String YIELDS = "lockstep.idle.yields";
+    public static final String BACKGROUND_NICE = "lockstep.background.nice";
     /** Longest wait in the selector: timers, heartbeats and snapshot completion are looked at least this often. */
     static final long MAX_WAIT_MS = 1;
 
-    /** The default: selector, 10 spins, 1 yield. */
-    public static final IdleSettings DEFAULT = new IdleSettings("selector", 10, 1);
+    /** The default: selector, 10 spins, 1 yield, background threads at nice 19. */
+    public static final IdleSettings DEFAULT = new IdleSettings("selector", 10, 1, 19);
 
     static IdleSettings parse(final String source, final Properties p) throws NodeConfig.ConfigException
     {
@@ -50,17 +57,24 @@ public record IdleSettings(String strategy, int spins, int yields)
                 p.getProperty(IDLE) + "'");
         }
         return new IdleSettings(strategy, count(source, p, SPINS, DEFAULT.spins), count(source, p, YIELDS,
-            DEFAULT.yields));
+            DEFAULT.yields), count(source, p, BACKGROUND_NICE, DEFAULT.backgroundNice, BackgroundPriority.MAX_NICE));
     }
 
     private static int count(final String source, final Properties p, final String key, final int fallback)
+        throws NodeConfig.ConfigException
+    {
+        return count(source, p, key, fallback, 1_000_000);
+    }
+
+    private static int count(
+        final String source, final Properties p, final String key, final int fallback, final int max)
         throws NodeConfig.ConfigException
     {
         final String value = p.getProperty(key, Integer.toString(fallback)).trim();
         try
         {
             final int n = Integer.parseInt(value);
-            if (n >= 0 && n <= 1_000_000)
+            if (n >= 0 && n <= max)
             {
                 return n;
             }
@@ -69,8 +83,8 @@ public record IdleSettings(String strategy, int spins, int yields)
         {
             // Named below.
         }
-        throw new NodeConfig.ConfigException(source + ": " + key + " must be a whole number in [0, 1000000], not '" +
-            value + "'");
+        throw new NodeConfig.ConfigException(source + ": " + key + " must be a whole number in [0, " + max +
+            "], not '" + value + "'");
     }
 
     /**
