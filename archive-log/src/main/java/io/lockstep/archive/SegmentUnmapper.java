@@ -1,8 +1,6 @@
 package io.lockstep.archive;
 
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutorService;
 
 /**
  * Unmaps the segments readers have moved past, on one daemon thread of its own, so that a reader crossing into the
@@ -18,30 +16,7 @@ import java.util.concurrent.TimeUnit;
 final class SegmentUnmapper
 {
     private static final System.Logger LOGGER = System.getLogger(SegmentUnmapper.class.getName());
-    private static final ThreadPoolExecutor THREAD = new ThreadPoolExecutor(
-        1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable ->
-        {
-            // Lowered as it starts, if the priority is known by then, not inside the first rollover: renice is a
-            // process. Otherwise before its first task.
-            final Thread thread = new Thread(() ->
-            {
-                BackgroundPriority.lowerThisThread();
-                runnable.run();
-            }, "lockstep-unmap");
-            thread.setDaemon(true);
-            return thread;
-        })
-    {
-        protected void beforeExecute(final Thread thread, final Runnable task)
-        {
-            BackgroundPriority.lowerThisThread();
-        }
-    };
-
-    static
-    {
-        THREAD.prestartAllCoreThreads();
-    }
+    private static final ExecutorService THREAD = BackgroundPriority.singleThreadExecutor("lockstep-unmap");
 
     private SegmentUnmapper()
     {

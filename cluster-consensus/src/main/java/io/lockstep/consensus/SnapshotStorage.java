@@ -41,6 +41,14 @@ public interface SnapshotStorage extends AutoCloseable
     void write(SnapshotImage image);
 
     /**
+     * Someone waits for the snapshot being written (a shutdown, a tool, a leader's snapshot chunks): a store that
+     * delays its writes starts this one now. The default does nothing, which suits a store that writes at once.
+     */
+    default void expedite()
+    {
+    }
+
+    /**
      * @return log position of the newest complete, durable, recorded snapshot; -1 if none.
      */
     long durablePosition();

@@ -184,6 +184,7 @@ final class SnapshotTransfer
         }
         if (storage.isWriting())
         {
+            storage.expedite(); // the leader's chunks wait for it
             // Answered, so that the leader keeps hearing from this member (check-quorum); it sends the chunk again.
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
                 position == installingPosition ? installReceived : 0, false);

@@ -76,8 +76,9 @@ public final class ClusterNode implements AutoCloseable
      * Step between members' snapshot writes: member i writes a snapshot (1 + i % 10) steps after its service made
      * it. Every member snapshots at the same log position, and the default snapshot interval is a whole number of
      * segments, so without it the three writes landed together and on a segment rollover: on two cores the members'
-     * threads then all waited for a CPU (benchmarks/results/history.md). A write takes 5-15 ms there, so 100 ms apart
-     * keeps them from overlapping; a later write only keeps the log a little longer.
+     * threads then all waited for a CPU (benchmarks/results/history.md). A small snapshot's write takes 5-15 ms
+     * there, so 100 ms apart keeps members 0-9 from starting together; a later write only keeps the log a little
+     * longer, and a write someone waits for (a shutdown, a tool, a leader's chunks) is not delayed.
      */
     private static final long SNAPSHOT_WRITE_STEP_MS = 100;
 

@@ -45,6 +45,16 @@ public record IdleSettings(String strategy, int spins, int yields, int backgroun
     /** Longest wait in the selector: timers, heartbeats and snapshot completion are looked at least this often. */
     static final long MAX_WAIT_MS = 1;
 
+    /**
+     * @param strategy selector, yield or spin.
+     * @param spins    selector: busy spins after a cycle with no work before yielding.
+     * @param yields   selector: yields after the spins before waiting in epoll.
+     */
+    public IdleSettings(final String strategy, final int spins, final int yields)
+    {
+        this(strategy, spins, yields, 19);
+    }
+
     /** The default: selector, 10 spins, 1 yield, background threads at nice 19. */
     public static final IdleSettings DEFAULT = new IdleSettings("selector", 10, 1, 19);
 

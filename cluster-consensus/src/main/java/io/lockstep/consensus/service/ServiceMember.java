@@ -315,6 +315,10 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         if (null != storage)
         {
+            if ((toolRequests > 0 || container.shutdownPosition() >= 0) && storage.isWriting())
+            {
+                storage.expedite(); // a tool or a shutdown waits for this snapshot: no stagger
+            }
             work += snapshotDuties();
             checkShutdown();
         }

@@ -73,7 +73,7 @@ public final class ArchiveRaftLog implements RaftLog
     private static final long PURGE_STEP_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(6);
     private final long purgeDelayNs;
     /** Hurried while the member's thread waits for purges (reset, close): delete now, do not wait out the delay. */
-    private final StaggeredWait purgeWait = new StaggeredWait();
+    private final HurryableDelay purgeWait = new HurryableDelay();
     private ArchiveLog log;
     private LogReader reader;
     /** What recovery noted as the log opened, for the member's pass at start (once; null after). */

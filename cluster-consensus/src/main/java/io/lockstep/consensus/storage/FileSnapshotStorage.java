@@ -34,9 +34,9 @@ import java.util.stream.Stream;
  * <p>
  * Writing happens on one background thread of this class, outside the member's duty cycle: that is what keeps the
  * services' pause down to serialising state into memory. Deleting snapshots beyond those kept also happens there.
- * The thread may wait a while before it writes ({@link StaggeredWait}: a cluster node waits a time that depends on
- * its member id, so that the members' writes of a snapshot taken at the same log position do not land together);
- * closing the storage ends the wait and writes at once.
+ * The thread may wait a while before it writes ({@link HurryableDelay}: a cluster node waits a time that depends on
+ * its member id, so that the members' writes of a snapshot taken at the same log position do not start together);
+ * {@link #expedite()} (someone waits for the snapshot) and closing the storage end the wait and write at once.
  * The recording log is shared by that thread and the member's (which reads it to stream a snapshot, and records an
  * installed one), under its monitor: a few accesses per snapshot, never on the per-message path.
  */
@@ -51,7 +51,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
     private final RecordingLog recordingLog;
     private final ExecutorService writer;
     private final long writeDelayNs;
-    private final StaggeredWait writeWait = new StaggeredWait();
+    private final HurryableDelay writeWait = new HurryableDelay();
     private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
     private final WriteTask writeTask = new WriteTask();
     private volatile boolean writing;
@@ -118,6 +118,14 @@ public final class FileSnapshotStorage implements SnapshotStorage
         writing = true;
         writeTask.image = image;
         writer.execute(writeTask);
+    }
+
+    public void expedite()
+    {
+        if (writing)
+        {
+            writeWait.cutShort();
+        }
     }
 
     public long durablePosition()
@@ -441,6 +449,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     private void awaitWrite()
     {
+        writeWait.cutShort(); // this thread waits: the write must not
         while (writing)
         {
             Thread.onSpinWait();

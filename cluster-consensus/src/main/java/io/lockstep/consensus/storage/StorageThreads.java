@@ -3,9 +3,6 @@ package io.lockstep.consensus.storage;
 import io.lockstep.archive.BackgroundPriority;
 
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The background thread a storage class hands its slow file work to (snapshot writes, log purges), started as the
@@ -26,25 +23,6 @@ final class StorageThreads
      */
     static ExecutorService started(final String name)
     {
-        final ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-            new LinkedBlockingQueue<>(), runnable ->
-            {
-                // Lowered as it starts, with the member, not inside the first snapshot or purge: renice is a process.
-                final Thread thread = new Thread(() ->
-                {
-                    BackgroundPriority.lowerThisThread();
-                    runnable.run();
-                }, name);
-                thread.setDaemon(true);
-                return thread;
-            })
-        {
-            protected void beforeExecute(final Thread thread, final Runnable task)
-            {
-                BackgroundPriority.lowerThisThread();
-            }
-        };
-        executor.prestartAllCoreThreads();
-        return executor;
+        return BackgroundPriority.singleThreadExecutor(name);
     }
 }

@@ -58,6 +58,15 @@ class ClusterNodeBuilderTest
     }
 
     @Test
+    void membersWriteSnapshotsAHundredMillisecondsApartByMemberId()
+    {
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(0));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(300), ClusterNode.snapshotWriteDelayNs(2));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(1000), ClusterNode.snapshotWriteDelayNs(9));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(10), "bounded: ids wrap");
+    }
+
+    @Test
     void membersBuiltInCodeServeAClientThroughTheLossOfTheLeader() throws Exception
     {
         final int[] ports = { freePort(), freePort(), freePort() };

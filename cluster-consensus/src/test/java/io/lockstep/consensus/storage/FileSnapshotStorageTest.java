@@ -75,6 +75,26 @@ class FileSnapshotStorageTest
     }
 
     @Test
+    void aDelayedWriteIsWrittenWhenTheDelayRunsOutOrWhenSomeoneWaitsForIt() throws Exception
+    {
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir, TimeUnit.MILLISECONDS.toNanos(50)))
+        {
+            storage.write(image(4096, 3, 1000));
+            awaitDurable(storage, 4096);
+        }
+        try (FileSnapshotStorage storage = new FileSnapshotStorage(dir, TimeUnit.HOURS.toNanos(1)))
+        {
+            storage.write(image(8192, 3, 1000));
+            assertTrue(storage.isWriting());
+            storage.expedite();
+            awaitDurable(storage, 8192);
+            storage.write(image(12288, 3, 1000));
+            assertTrue(storage.isWriting(), "the next one waits again: expedite was for the one under way");
+            assertEquals(8192, storage.durablePosition());
+        }
+    }
+
+    @Test
     void aDamagedNewestSnapshotIsReportedSetAsideAndTheOneBeforeIsUsed() throws Exception
     {
         try (FileSnapshotStorage storage = new FileSnapshotStorage(dir))
