@@ -128,7 +128,14 @@ public final class BackgroundPriority
         {
             // Even an Error (no native thread left for the process's reaper): the thread's work matters more than
             // its priority, and a background executor whose thread died here would never run a task again.
-            report(ex.toString());
+            try
+            {
+                report(ex.toString());
+            }
+            catch (final Throwable reportFailed)
+            {
+                // Out of memory even for the message: the work still goes on.
+            }
         }
     }
 

@@ -315,7 +315,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         if (null != storage)
         {
-            if ((toolRequests > 0 || container.shutdownPosition() >= 0) && storage.isWriting())
+            if (storage.isWriting() && (container.shutdownPosition() >= 0 || toolWaitsForSnapshot()))
             {
                 storage.expedite(); // a tool or a shutdown waits for this snapshot: no stagger
             }
@@ -430,6 +430,18 @@ public final class ServiceMember implements Agent, ServiceHooks
             .action(action)
             .encodedLength();
         return consensus.appendLogEntry(ClusterActionRequestEncoder.TEMPLATE_ID, actionBuffer, 0, length);
+    }
+
+    private boolean toolWaitsForSnapshot()
+    {
+        for (int i = 0; i < toolRequests; i++)
+        {
+            if (!toolWaitsForApply[i])
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private int answerToolRequests(final long durable)

@@ -115,6 +115,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
         {
             throw new IllegalStateException("a snapshot write is already under way");
         }
+        writeWait.forgetCut(); // no write under way: a cut asked for the last one is not for this one
         writing = true;
         writeTask.image = image;
         writer.execute(writeTask);
@@ -449,7 +450,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     private void awaitWrite()
     {
-        writeWait.cutShort(); // this thread waits: the write must not
+        expedite(); // this thread waits: the write must not
         while (writing)
         {
             Thread.onSpinWait();

@@ -71,4 +71,16 @@ final class HurryableDelay
             lock.notifyAll();
         }
     }
+
+    /**
+     * New work is handed over and no wait is under way: a {@link #cutShort()} meant for earlier work (asked after its
+     * wait had ended) does not carry over to it.
+     */
+    void forgetCut()
+    {
+        synchronized (lock)
+        {
+            cut = false;
+        }
+    }
 }

@@ -88,6 +88,7 @@ class FileSnapshotStorageTest
             assertTrue(storage.isWriting());
             storage.expedite();
             awaitDurable(storage, 8192);
+            storage.expedite(); // nothing under way: not for the next write
             storage.write(image(12288, 3, 1000));
             assertTrue(storage.isWriting(), "the next one waits again: expedite was for the one under way");
             assertEquals(8192, storage.durablePosition());
