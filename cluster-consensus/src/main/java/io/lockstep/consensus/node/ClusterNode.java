@@ -72,16 +72,6 @@ public final class ClusterNode implements AutoCloseable
     private volatile Throwable fatal;
     private volatile String removedReason;
 
-    /**
-     * Step between members' snapshot writes: member i writes a snapshot (1 + i % 10) steps after its service made
-     * it. Every member snapshots at the same log position, and the default snapshot interval is a whole number of
-     * segments, so without it the three writes landed together and on a segment rollover: on two cores the members'
-     * threads then all waited for a CPU (benchmarks/results/history.md). A small snapshot's write takes 5-15 ms
-     * there, so 100 ms apart keeps members 0-9 from starting together; a later write only keeps the log a little
-     * longer, and a write someone waits for (a shutdown, a tool, a leader's chunks) is not delayed.
-     */
-    private static final long SNAPSHOT_WRITE_STEP_MS = 100;
-
     /** Room left in a batch for the frame headers around a block of log a leader sends. */
     private static final int BLOCK_HEADROOM = 1024;
     /** A snapshot chunk, the largest message besides an append block. */
@@ -260,7 +250,7 @@ public final class ClusterNode implements AutoCloseable
         final ServiceHandoff handoff)
     {
         final FileSnapshotStorage snapshots =
-            new FileSnapshotStorage(config.dataDir(), snapshotWriteDelayNs(config.memberId()));
+            new FileSnapshotStorage(config.dataDir(), snapshotWriteDelayNs(config.memberId(), config.purgeDelayMs()));
         return new ServiceMember(consensus, transport, raftLog, services, snapshots,
             new ServiceMember.SnapshotSettings(config.snapshotIntervalBytes(), config.snapshotKeep(),
                 new SystemNanoClock()),
@@ -271,9 +261,18 @@ public final class ClusterNode implements AutoCloseable
             .memorySessionLimit(sessionLimit(config));
     }
 
-    static long snapshotWriteDelayNs(final int memberId)
+    /**
+     * Member i writes a snapshot (1 + i mod 10) tenths of the purge delay after its service made it (100 ms steps by
+     * default), for the reason its purges wait: every member snapshots at the same log position, and the default
+     * snapshot interval is a whole number of segments, so the three writes started together and on a segment
+     * rollover, and on two cores the members' threads then all waited for a CPU (benchmarks/results/history.md). A
+     * small snapshot's write takes 5-15 ms there, so 100 ms steps keep members 0-9 from starting together. Tied to
+     * the purge delay so that one setting says how much later than the snapshot's position the log is cut (0: at
+     * once, for both); a write someone waits for (a shutdown, a tool, a leader's chunks) is not delayed.
+     */
+    static long snapshotWriteDelayNs(final int memberId, final long purgeDelayMs)
     {
-        return TimeUnit.MILLISECONDS.toNanos(SNAPSHOT_WRITE_STEP_MS * (1 + Math.floorMod(memberId, 10)));
+        return TimeUnit.MILLISECONDS.toNanos(purgeDelayMs / 10 * (1 + Math.floorMod(memberId, 10)));
     }
 
     /** The log found it cannot write (a full disk), or writes again (null): metric, readiness, error log. */

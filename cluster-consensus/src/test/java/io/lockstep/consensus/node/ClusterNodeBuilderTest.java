@@ -58,12 +58,13 @@ class ClusterNodeBuilderTest
     }
 
     @Test
-    void membersWriteSnapshotsAHundredMillisecondsApartByMemberId()
+    void membersWriteSnapshotsATenthOfThePurgeDelayApartByMemberId()
     {
-        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(0));
-        assertEquals(TimeUnit.MILLISECONDS.toNanos(300), ClusterNode.snapshotWriteDelayNs(2));
-        assertEquals(TimeUnit.MILLISECONDS.toNanos(1000), ClusterNode.snapshotWriteDelayNs(9));
-        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(10), "bounded: ids wrap");
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(0, 1000));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(300), ClusterNode.snapshotWriteDelayNs(2, 1000));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(1000), ClusterNode.snapshotWriteDelayNs(9, 1000));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(100), ClusterNode.snapshotWriteDelayNs(10, 1000), "ids wrap");
+        assertEquals(0, ClusterNode.snapshotWriteDelayNs(2, 0), "no purge delay: no write delay either");
     }
 
     @Test

@@ -67,7 +67,7 @@ class NodeConfigTest
     {
         final Properties overrides = new Properties();
         overrides.setProperty("lockstep.idle.spins", "0");
-        assertEquals(new IdleSettings("selector", 0, 1, 19), NodeConfig.load(write(GOOD), overrides).idle());
+        assertEquals(new IdleSettings("selector", 0, 1, 0), NodeConfig.load(write(GOOD), overrides).idle());
         assertEquals("spin", NodeConfig.load(write(GOOD + "lockstep.idle=SPIN\n"), new Properties()).idle().strategy());
         assertEquals(BusySpinIdleStrategy.class, NodeConfig.load(write(GOOD +
             "lockstep.idle=spin\n"), new Properties()).idle().newIdleStrategy(null).getClass());
@@ -76,7 +76,7 @@ class NodeConfigTest
         assertError("lockstep.idle must be selector, yield or spin, not 'park'", GOOD + "lockstep.idle=park\n");
         assertError("lockstep.idle.yields must be a whole number in [0, 1000000], not '-1'",
             GOOD + "lockstep.idle.yields=-1\n");
-        assertEquals(0, NodeConfig.load(write(GOOD + "lockstep.background.nice=0\n"), new Properties()).idle()
+        assertEquals(19, NodeConfig.load(write(GOOD + "lockstep.background.nice=19\n"), new Properties()).idle()
             .backgroundNice());
         assertError("lockstep.background.nice must be a whole number in [0, 19], not '20'",
             GOOD + "lockstep.background.nice=20\n");
