@@ -315,7 +315,9 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         if (null != storage)
         {
-            if (storage.isWriting() && (container.shutdownPosition() >= 0 || toolWaitsForSnapshot()))
+            // Cheapest first: on the duty cycle of a member with no shutdown or tool pending, one comparison.
+            if ((container.shutdownPosition() >= 0 || (toolRequests > 0 && toolWaitsForSnapshot())) &&
+                storage.isWriting())
             {
                 storage.expedite(); // a tool or a shutdown waits for this snapshot: no stagger
             }
