@@ -181,8 +181,8 @@ final class ClusterFormation
     private void refuse(final String peer, final long high, final long low, final String outcome)
     {
         errors.record("cluster-identity", "member " + memberId + " belongs to cluster " + identity.text() +
-            "; member " + peer + (ClusterIdentity.isIdentity(high, low) ? ", belongs to cluster " +
-            ClusterIdentity.toText(high, low) : ", names no cluster") + ": its " + outcome);
+            "; member " + peer + (ClusterIdentity.isIdentity(high, low) ? " belongs to cluster " +
+            ClusterIdentity.toText(high, low) : " names no cluster") + ": its " + outcome);
     }
 
     /**
@@ -201,7 +201,7 @@ final class ClusterFormation
         {
             // A leader that names none is of the previous protocol version, and moving to this one is a full stop
             // and start: once sealed, a member cannot tell such a leader from one that leaves the field out to pass.
-            refuse(leaderId + ", leading term " + leaderTerm, high, low, "appends and snapshots are refused (a " +
+            refuse(leaderId + ", leading term " + leaderTerm + ",", high, low, "appends and snapshots are refused (a " +
                 "member of another cluster, a data directory copied from one, or an older version)");
             return false;
         }

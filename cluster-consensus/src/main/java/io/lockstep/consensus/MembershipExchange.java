@@ -46,7 +46,9 @@ public final class MembershipExchange
      *                    stand in the next, and nothing below is refused (a member restored from a backup holds the
      *                    terms of the epoch the backup was taken in, and a crash between storing an adopted epoch and
      *                    the term raised with it leaves a term below that epoch's range).
-     * @return true if the sender is on this member's epoch: the message may be handled.
+     * @return true if the sender is on this member's epoch and its term within the bound: the message may be handled.
+     * (A configuration notice carries no term and is not admitted here: a newer epoch it announces is adopted with
+     * that epoch's first term.)
      */
     boolean admit(final int from, final long senderEpoch, final long term)
     {

@@ -113,6 +113,18 @@ class ClusterIdentityRulesTest
     }
 
     @Test
+    void aVoteNamingNoClusterCountsForAMemberThatDoesNotKnowTheIdentityYetMayBeNeeded()
+    {
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        member.doWork();
+        assertEquals(Role.CANDIDATE, member.role(), "its pre-vote is under way");
+
+        deliverVote(0, 0);
+        assertEquals(4, member.term(), "a grant naming no cluster counts: the election starts");
+        assertEquals(0, member.errors().total(), "and nothing is reported");
+    }
+
+    @Test
     void aVoteRequestFromAnotherClustersCandidateIsIgnored()
     {
         deliverVoteRequest(10, OTHER_HIGH);

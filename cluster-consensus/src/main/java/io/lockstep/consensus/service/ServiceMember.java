@@ -315,7 +315,7 @@ public final class ServiceMember implements Agent, ServiceHooks
         }
         if (null != storage)
         {
-            // Cheapest first: on the duty cycle of a member with no shutdown or tool pending, one comparison.
+            // Cheapest first: on the duty cycle of a member with no shutdown or tool pending, two comparisons.
             if ((container.shutdownPosition() >= 0 || (toolRequests > 0 && toolWaitsForSnapshot())) &&
                 storage.isWriting())
             {

@@ -115,7 +115,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
         {
             throw new IllegalStateException("a snapshot write is already under way");
         }
-        writeWait.forgetCut(); // no write under way: a cut asked for the last one is not for this one
+        writeWait.hurry(false); // no write under way: a hurry asked for the last one is not for this one
         writing = true;
         writeTask.image = image;
         writer.execute(writeTask);
@@ -125,7 +125,7 @@ public final class FileSnapshotStorage implements SnapshotStorage
     {
         if (writing)
         {
-            writeWait.cutShort();
+            writeWait.hurry(true);
         }
     }
 

@@ -9,25 +9,24 @@ import java.util.concurrent.TimeUnit;
  * segment rollover too, and on a small machine every member's thread then waited for a CPU at once (figures in
  * benchmarks/results/history.md).
  * <p>
- * Two ways to end a wait: {@link #hurry(boolean)} holds until set false again (a reset or close that waits for the
- * work), {@link #cutShort()} ends the current wait, or the next one if none is under way (someone waits for the one
- * piece of work). A wait only ever delays work, it never drops or reorders it. One owner: the storage object that
+ * {@link #hurry(boolean)} ends the wait under way and any later one until it is set false again: a reset or close
+ * that waits for the work, or someone who waits for the one piece of work under way (set false again when the next
+ * is handed over). A wait only ever delays work, it never drops or reorders it. One owner: the storage object that
  * made it, with one background thread.
  */
 final class HurryableDelay
 {
-    /** Guards the two flags: the background thread waits on this. */
+    /** Guards {@link #hurry}: the background thread waits on this. */
     private final Object lock = new Object();
     private boolean hurry;
-    private boolean cut;
 
-    /** On the background thread: wait until a time ({@link System#nanoTime()}), unless hurried or cut short. */
+    /** On the background thread: wait until a time ({@link System#nanoTime()}), unless hurried. */
     void awaitUntil(final long notBeforeNs)
     {
         synchronized (lock)
         {
             long remainingNs;
-            while (!hurry && !cut && (remainingNs = notBeforeNs - System.nanoTime()) > 0)
+            while (!hurry && (remainingNs = notBeforeNs - System.nanoTime()) > 0)
             {
                 try
                 {
@@ -36,10 +35,9 @@ final class HurryableDelay
                 catch (final InterruptedException ex)
                 {
                     Thread.currentThread().interrupt();
-                    break;
+                    return;
                 }
             }
-            cut = false;
         }
     }
 
@@ -59,28 +57,6 @@ final class HurryableDelay
         {
             hurry = now;
             lock.notifyAll();
-        }
-    }
-
-    /** End the wait under way, or the next one if none is. */
-    void cutShort()
-    {
-        synchronized (lock)
-        {
-            cut = true;
-            lock.notifyAll();
-        }
-    }
-
-    /**
-     * New work is handed over and no wait is under way: a {@link #cutShort()} meant for earlier work (asked after its
-     * wait had ended) does not carry over to it.
-     */
-    void forgetCut()
-    {
-        synchronized (lock)
-        {
-            cut = false;
         }
     }
 }
