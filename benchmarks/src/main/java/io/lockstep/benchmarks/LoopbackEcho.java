@@ -103,8 +103,8 @@ final class LoopbackEcho
     }
 
     /**
-     * The paced client over one socket: sends each message whole, times each echo that comes back whole from the
-     * intended send time it carries.
+     * The paced client over one socket: what is offered is sent on the next poll, in one write, as Lockstep's client
+     * sends; times each echo that comes back whole from the intended send time it carries.
      */
     private static final class SocketClient implements SendPacer.Client
     {
@@ -112,7 +112,7 @@ final class LoopbackEcho
         private final Selector selector;
         private final int size;
         private final Histogram roundTrip;
-        private final ByteBuffer out;
+        private final ByteBuffer pending;
         private final ByteBuffer in;
         final UnsafeBuffer message;
         /** Echoes of messages due before this are not timed. */
@@ -124,36 +124,56 @@ final class LoopbackEcho
             this.selector = selector;
             this.size = size;
             this.roundTrip = roundTrip;
-            this.out = ByteBuffer.allocateDirect(size);
+            this.pending = ByteBuffer.allocateDirect(SendPacer.MAX_BURST * size);
             // The send time is put by the pacer through an UnsafeBuffer, in native order.
             this.in = ByteBuffer.allocateDirect(64 * size).order(ByteOrder.nativeOrder());
-            this.message = new UnsafeBuffer(out);
+            this.message = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
         }
 
         public boolean offer(final UnsafeBuffer m, final int length)
         {
-            out.clear();
+            if (pending.remaining() < length)
+            {
+                send();
+            }
+            m.getBytes(0, pending, pending.position(), length);
+            pending.position(pending.position() + length);
+            return true;
+        }
+
+        /**
+         * @return 1 if anything was offered since the last send, else 0.
+         */
+        private int send()
+        {
+            if (0 == pending.position())
+            {
+                return 0;
+            }
+            pending.flip();
             try
             {
-                while (out.hasRemaining())
+                while (pending.hasRemaining())
                 {
-                    channel.write(out);
+                    channel.write(pending);
                 }
             }
             catch (final IOException ex)
             {
                 throw new UncheckedIOException(ex);
             }
-            return true;
+            pending.clear();
+            return 1;
         }
 
         public int poll()
         {
+            final int sent = send();
             try
             {
                 if (0 == selector.selectNow())
                 {
-                    return 0;
+                    return sent;
                 }
                 selector.selectedKeys().clear();
                 if (channel.read(in) < 0)
