@@ -220,7 +220,9 @@ final class MemberProtocolPublisher
             .appendedPosition(appendedPosition)
             .durablePosition(durablePosition)
             .commitPosition(commitPosition)
-            .configEpoch(membership.epoch());
+            .configEpoch(membership.epoch())
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low());
         if (success)
         {
             appendResponse.termStartsCount(0);
@@ -347,7 +349,9 @@ final class MemberProtocolPublisher
             .snapshotPosition(snapshotPosition)
             .nextOffset(nextOffset)
             .installed(bool(installed))
-            .configEpoch(membership.epoch());
+            .configEpoch(membership.epoch())
+            .clusterIdHigh(formation.identity().high())
+            .clusterIdLow(formation.identity().low());
         return send(to, installSnapshotResponse.encodedLength());
     }
 

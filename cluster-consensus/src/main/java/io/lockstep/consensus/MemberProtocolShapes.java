@@ -41,10 +41,9 @@ public final class MemberProtocolShapes
     /** Version 3 added the membership epoch (and, where a message carries one, the configuration after it). */
     private static final int MEMBERSHIP_VERSION = 3;
     /**
-     * Version 4 added the cluster identity to appends, snapshot chunks, vote requests, votes and configuration
-     * notices, whether a voter may vote and what it
-     * holds to its answers (and the question to vote requests), and the commit rate a standby saw to its answer to a
-     * promotion.
+     * Version 4 added the cluster identity to appends, snapshot chunks, vote requests, votes, configuration notices
+     * and the acknowledgements of appends and chunks, whether a voter may vote and what it holds to its answers (and
+     * the question to vote requests), and the commit rate a standby saw to its answer to a promotion.
      */
     private static final int IDENTITY_VERSION = 4;
 
@@ -74,13 +73,14 @@ public final class MemberProtocolShapes
                 since3(22, 30).grownTo(IDENTITY_VERSION, VoteDecoder.BLOCK_LENGTH))
             .message(schema, AppendRequestDecoder.TEMPLATE_ID,
                 since3(44, 52).grownTo(IDENTITY_VERSION, AppendRequestDecoder.BLOCK_LENGTH).varData(MAX_DATA_LENGTH))
-            .message(schema, AppendResponseDecoder.TEMPLATE_ID, since3(45, AppendResponseDecoder.BLOCK_LENGTH)
+            .message(schema, AppendResponseDecoder.TEMPLATE_ID,
+                since3(45, 53).grownTo(IDENTITY_VERSION, AppendResponseDecoder.BLOCK_LENGTH)
                 .group(0, MessageShape.block(AppendResponseDecoder.TermStartsDecoder.sbeBlockLength())))
             .message(schema, TimeoutNowDecoder.TEMPLATE_ID, MessageShape.block(TimeoutNowDecoder.BLOCK_LENGTH))
             .message(schema, InstallSnapshotDecoder.TEMPLATE_ID,
                 since3(44, 76).grownTo(IDENTITY_VERSION, InstallSnapshotDecoder.BLOCK_LENGTH).varData(MAX_DATA_LENGTH))
             .message(schema, InstallSnapshotResponseDecoder.TEMPLATE_ID,
-                since3(29, InstallSnapshotResponseDecoder.BLOCK_LENGTH))
+                since3(29, 37).grownTo(IDENTITY_VERSION, InstallSnapshotResponseDecoder.BLOCK_LENGTH))
             .message(schema, ConfigurationNoticeDecoder.TEMPLATE_ID,
                 MessageShape.block(36).grownTo(IDENTITY_VERSION, ConfigurationNoticeDecoder.BLOCK_LENGTH));
     }

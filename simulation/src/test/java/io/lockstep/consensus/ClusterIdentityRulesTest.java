@@ -1,6 +1,7 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ConfigurationNoticeEncoder;
 import io.lockstep.consensus.codecs.InstallSnapshotDecoder;
@@ -26,9 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A member whose cluster identity is sealed takes nothing from a member of another cluster: no snapshot chunk (its
- * term, its leader, its configuration), no vote toward its own election, no vote request, no configuration notice;
- * and, once sealed, no leader that names no cluster. Nor does any member take a term beyond the range of the
- * membership epoch after its own. Driven message by message through the member's own decoders.
+ * term, its leader, its configuration), no vote toward its own election, no vote request, no configuration notice,
+ * no acknowledgement toward its commit; and, once sealed, no leader that names no cluster. Nor does any member take
+ * a term beyond the range of the membership epoch after its own. Driven message by message through the member's
+ * own decoders.
  */
 class ClusterIdentityRulesTest
 {
@@ -125,6 +127,26 @@ class ClusterIdentityRulesTest
     }
 
     @Test
+    void aLeaderCountsNoAcknowledgementFromAnotherClusterTowardsItsCommit()
+    {
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        member.doWork();
+        deliverVote(0, OWN_HIGH, 3, true);
+        deliverVote(0, OWN_HIGH, 4, false);
+        assertEquals(Role.LEADER, member.role(), "elected with member 0's vote");
+        final long end = member.logPosition();
+        assertTrue(end > 0, "the leader appended its term's first entry");
+        final long commitBefore = member.commitPosition();
+
+        deliverAcknowledgement(0, end, OTHER_HIGH);
+        assertEquals(commitBefore, member.commitPosition(), "another cluster's member 0 does not make a quorum");
+        assertOneIdentityError();
+
+        deliverAcknowledgement(0, end, OWN_HIGH);
+        assertEquals(end, member.commitPosition(), "its own member 0 does");
+    }
+
+    @Test
     void aVoteRequestFromAnotherClustersCandidateIsIgnored()
     {
         deliverVoteRequest(10, OTHER_HIGH);
@@ -198,13 +220,33 @@ class ClusterIdentityRulesTest
     /** Member 0 grants this member's pre-vote for term 4. */
     private void deliverVote(final int voter, final long clusterIdHigh)
     {
+        deliverVote(voter, clusterIdHigh, 3, true);
+    }
+
+    /** A voter grants this member's pre-vote or vote for term 4, the voter being at {@code term}. */
+    private void deliverVote(final int voter, final long clusterIdHigh, final long term, final boolean preVote)
+    {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
         final VoteEncoder vote = new VoteEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .term(3).voterId(voter).candidateTerm(4).granted(BooleanType.TRUE).preVote(BooleanType.TRUE)
+            .term(term).voterId(voter).candidateTerm(4).granted(BooleanType.TRUE)
+            .preVote(preVote ? BooleanType.TRUE : BooleanType.FALSE)
             .configEpoch(0).mayElect(BooleanType.TRUE).holdingsRound(0).holdingsKnown(BooleanType.FALSE)
             .configVersion(0).logPosition(0).promisedPosition(0).clusterIdHigh(clusterIdHigh).clusterIdLow(
                 0 == clusterIdHigh ? 0 : OWN_LOW).lastLogTerm(0);
         deliver(voter, buffer, vote.encodedLength());
+    }
+
+    /** A follower at term 4 says it holds and has made durable the leader's log up to {@code position}. */
+    private void deliverAcknowledgement(final int follower, final long position, final long clusterIdHigh)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final AppendResponseEncoder ack = new AppendResponseEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .term(4).followerId(follower).sequence(1).success(BooleanType.TRUE).appendedPosition(position)
+            .durablePosition(position).commitPosition(0).configEpoch(0).clusterIdHigh(clusterIdHigh)
+            .clusterIdLow(OWN_LOW);
+        ack.termStartsCount(0);
+        deliver(follower, buffer, ack.encodedLength());
     }
 
     /** Member 0 stands in a term. */
