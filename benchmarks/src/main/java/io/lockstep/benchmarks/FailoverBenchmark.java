@@ -92,6 +92,11 @@ public final class FailoverBenchmark
                     LockSupport.parkNanos(20_000);
                 }
             }
+            if (!tally.hasKilled())
+            {
+                throw new IllegalStateException("no leader was killed: the client had no session from half way to " +
+                    "the end, so there is no failover to report");
+            }
             final long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (tally.received() < sent && System.nanoTime() < drainUntil)
             {

@@ -132,6 +132,11 @@ final class LoopbackEcho
 
         public boolean offer(final UnsafeBuffer m, final int length)
         {
+            if (length > pending.capacity())
+            {
+                throw new IllegalArgumentException("message of " + length + " bytes, more than the send buffer's " +
+                    pending.capacity());
+            }
             if (pending.remaining() < length)
             {
                 send();

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -57,7 +58,15 @@ class ReplayIT
             }
             try (AdminClient client = members.adminClient())
             {
-                final Map<Integer, AdminClient.Status> status = client.awaitConverged(20_000);
+                // A follower writes the snapshot a tool asked for after its stagger (up to a second by default), so
+                // converged is not yet enough: wait for member 1 to report its snapshot too.
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                Map<Integer, AdminClient.Status> status = client.awaitConverged(20_000);
+                while (null != status && status.get(1).snapshotPosition() <= 0 && System.nanoTime() < deadline)
+                {
+                    Thread.sleep(50);
+                    status = client.awaitConverged(20_000);
+                }
                 assertTrue(null != status, "converged");
                 reported = status.get(1);
             }

@@ -289,7 +289,8 @@ public final class ClusterClient implements AutoCloseable
     }
 
     /**
-     * Queue a message for the cluster; it is sent at once if connected, and kept until acknowledged.
+     * Queue a message for the cluster: it is sent on the next {@link #poll()} (everything queued since the last poll
+     * in one write), and kept until acknowledged.
      *
      * @return its sequence number, or {@link #BACK_PRESSURED}, {@link #TOO_LONG} or {@link #CLOSED}.
      */
