@@ -34,6 +34,9 @@ final class ClusterFormation
     private static final System.Logger LOGGER = System.getLogger(ClusterFormation.class.getName());
 
     private final int memberId;
+    /** The identity each peer's last refused acknowledgement named (recorded once per identity). */
+    private final long[] refusedAckHigh = new long[ConsensusConfig.MAX_MEMBERS];
+    private final long[] refusedAckLow = new long[ConsensusConfig.MAX_MEMBERS];
     private final ElectionStateStore store;
     private final RaftLog log;
     private final Membership membership;
@@ -175,6 +178,33 @@ final class ClusterFormation
             return true;
         }
         refuse(Integer.toString(peerId), high, low, what + " are ignored");
+        return false;
+    }
+
+    /**
+     * A peer's acknowledgement of an append or a snapshot chunk: taken as {@link #acceptPeer} takes a vote.
+     * Acknowledgements come at the replication rate, not once an election, so a refusal is recorded once for each
+     * identity a peer names, not for every message: the record builds strings on the member's thread.
+     *
+     * @return false if the acknowledgement must be ignored.
+     */
+    boolean acceptAcknowledgement(final long high, final long low, final int peerId, final String what)
+    {
+        if (!identity.sealed() || !ClusterIdentity.isIdentity(high, low) ||
+            (high == identity.high() && low == identity.low()))
+        {
+            return true;
+        }
+        if (peerId < 0 || peerId >= refusedAckHigh.length || refusedAckHigh[peerId] != high ||
+            refusedAckLow[peerId] != low)
+        {
+            if (peerId >= 0 && peerId < refusedAckHigh.length)
+            {
+                refusedAckHigh[peerId] = high;
+                refusedAckLow[peerId] = low;
+            }
+            refuse(Integer.toString(peerId), high, low, what + " are ignored");
+        }
         return false;
     }
 

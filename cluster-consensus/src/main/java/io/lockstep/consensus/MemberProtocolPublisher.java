@@ -221,8 +221,8 @@ final class MemberProtocolPublisher
             .durablePosition(durablePosition)
             .commitPosition(commitPosition)
             .configEpoch(membership.epoch())
-            .clusterIdHigh(formation.identity().high())
-            .clusterIdLow(formation.identity().low());
+            .clusterIdHigh(vouchedHigh())
+            .clusterIdLow(vouchedLow());
         if (success)
         {
             appendResponse.termStartsCount(0);
@@ -238,6 +238,22 @@ final class MemberProtocolPublisher
             }
         }
         return send(to, appendResponse.encodedLength());
+    }
+
+    /**
+     * The identity an acknowledgement names: only a sealed one. An unsealed identity vouches for nothing, and a
+     * follower that still holds one its leader's cluster has since replaced (a first leader's that was never
+     * committed) answers some messages before it takes the leader's, for instance rejecting an append of an older
+     * term; a sealed leader would ignore those answers for good. None is named instead, which every leader takes.
+     */
+    private long vouchedHigh()
+    {
+        return formation.identity().sealed() ? formation.identity().high() : 0;
+    }
+
+    private long vouchedLow()
+    {
+        return formation.identity().sealed() ? formation.identity().low() : 0;
     }
 
     boolean timeoutNow(final int to, final long term, final int leaderId)
@@ -350,8 +366,8 @@ final class MemberProtocolPublisher
             .nextOffset(nextOffset)
             .installed(bool(installed))
             .configEpoch(membership.epoch())
-            .clusterIdHigh(formation.identity().high())
-            .clusterIdLow(formation.identity().low());
+            .clusterIdHigh(vouchedHigh())
+            .clusterIdLow(vouchedLow());
         return send(to, installSnapshotResponse.encodedLength());
     }
 

@@ -168,7 +168,7 @@ final class PeerMessageHandler
         // Before the term is looked at: an acknowledgement of another cluster's member at this leader's term would
         // otherwise count towards the commit, and a committed entry could then be held by too few of this cluster.
         if (isSender(from, appendResponse.followerId(), "an append response") &&
-            formation.acceptPeer(appendResponse.clusterIdHigh(), appendResponse.clusterIdLow(), from,
+            formation.acceptAcknowledgement(appendResponse.clusterIdHigh(), appendResponse.clusterIdLow(), from,
                 "acknowledgements") &&
             agent.membershipExchange().admit(from, appendResponse.configEpoch(), appendResponse.term()))
         {
@@ -223,7 +223,7 @@ final class PeerMessageHandler
         final InstallSnapshotResponseDecoder r =
             installSnapshotResponse.wrap(m.buffer, m.body, m.blockLength, m.version);
         if (isSender(from, r.followerId(), "a snapshot response") &&
-            formation.acceptPeer(r.clusterIdHigh(), r.clusterIdLow(), from, "snapshot responses") &&
+            formation.acceptAcknowledgement(r.clusterIdHigh(), r.clusterIdLow(), from, "snapshot responses") &&
             agent.membershipExchange().admit(from, r.configEpoch(), r.term()))
         {
             agent.onInstallSnapshotResponse(r.term(), r.followerId(), r.snapshotPosition(), r.nextOffset(),

@@ -1,6 +1,7 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.BooleanType;
 import io.lockstep.consensus.codecs.ConfigurationNoticeEncoder;
@@ -147,6 +148,36 @@ class ClusterIdentityRulesTest
     }
 
     @Test
+    void anotherClustersAcknowledgementsAreRecordedOnceNotForEveryMessage()
+    {
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        member.doWork();
+        deliverVote(0, OWN_HIGH, 3, true);
+        deliverVote(0, OWN_HIGH, 4, false);
+        final long end = member.logPosition();
+
+        for (int i = 0; i < 100; i++)
+        {
+            deliverAcknowledgement(0, end, OTHER_HIGH);
+        }
+        assertOneIdentityError();
+        assertEquals(1, member.errors().total(), "recorded once, not a hundred times");
+        assertEquals(0, member.commitPosition(), "and none counted");
+    }
+
+    @Test
+    void aSealedMemberNamesItsIdentityInItsAcknowledgementsAndAnUnsealedOneNone()
+    {
+        assertEquals(OWN_HIGH, acknowledgementFrom(new ClusterIdentity(OWN_HIGH, OWN_LOW, true, true)).clusterIdHigh());
+        assertEquals(OWN_LOW, acknowledgementFrom(new ClusterIdentity(OWN_HIGH, OWN_LOW, true, true)).clusterIdLow());
+
+        // An unsealed identity may be one its cluster has replaced: a sealed leader would ignore it for good.
+        final AppendResponseDecoder unsealed = acknowledgementFrom(new ClusterIdentity(OWN_HIGH, OWN_LOW, true, false));
+        assertEquals(0, unsealed.clusterIdHigh());
+        assertEquals(0, unsealed.clusterIdLow());
+    }
+
+    @Test
     void aVoteRequestFromAnotherClustersCandidateIsIgnored()
     {
         deliverVoteRequest(10, OTHER_HIGH);
@@ -184,6 +215,24 @@ class ClusterIdentityRulesTest
 
         deliverNotice(OWN_HIGH);
         assertEquals(1, member.membership().epoch(), "its own cluster's is");
+    }
+
+    /** What a member of the given identity sends when it acknowledges an append. */
+    private AppendResponseDecoder acknowledgementFrom(final ClusterIdentity identity)
+    {
+        final MemoryElectionState state = new MemoryElectionState();
+        state.saveIdentity(identity);
+        final ClusterFormation formation = new ClusterFormation(2, state, new SimLog(4096), member.membership(),
+            member.errors());
+        final MemberProtocolPublisher publisher = new MemberProtocolPublisher(transport, 64 * 1024,
+            member.membership(), formation);
+        transport.sent.clear();
+        publisher.appendResponse(1, 5, 2, 1, true, 4096, 4096, 0, null);
+
+        final UnsafeBuffer sent = new UnsafeBuffer(transport.sent.get(0).bytes());
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(sent, 0);
+        return new AppendResponseDecoder().wrap(sent, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(),
+            header.version());
     }
 
     private void assertNothingTaken()
