@@ -20,14 +20,14 @@ import org.agrona.collections.IntArrayList;
  * </ul>
  * <p>
  * <b>The identity</b> is made by the cluster's first leader (the first one without an identity), carried in appends,
- * snapshot chunks, votes, vote requests, configuration notices and acknowledgements, and kept in every member's
- * election state: a
- * member takes its leader's identity. Once it has seen an entry of its leader's term committed under the identity,
- * the identity is sealed and never changes: every later leader holds that entry, and it came with that identity. A
- * sealed member refuses appends and snapshots from a leader of another identity or of none ({@link #acceptLeader}),
- * and ignores votes, vote requests, notices and acknowledgements of another identity ({@link #acceptPeer}), so a
- * member of another cluster, or a data directory copied from one, never takes that leader's log nor counts in its
- * elections or commits (a restored backup carries no identity, and takes its leader's).
+ * snapshot chunks, votes, vote requests, configuration notices and (once sealed) acknowledgements, and kept in every
+ * member's election state: a member takes its leader's identity. Once it has seen an entry of its leader's term
+ * committed under the identity, the identity is sealed and never changes: every later leader holds that entry, and
+ * it came with that identity. A sealed member refuses appends and snapshots from a leader of another identity or of
+ * none ({@link #acceptLeader}), and ignores votes, vote requests and notices ({@link #acceptPeer}) and
+ * acknowledgements ({@link #acceptAcknowledgement}) of another identity, so a member of another cluster, or a data
+ * directory copied from one, never takes that leader's log nor counts in its elections or commits (a restored
+ * backup carries no identity, and takes its leader's).
  */
 final class ClusterFormation
 {
@@ -162,9 +162,9 @@ final class ClusterFormation
     }
 
     /**
-     * A peer's vote, vote request, configuration notice or acknowledgement: once sealed, this member takes none that
-     * names another cluster (a member pointed at the wrong peers with the same secret would otherwise count in its
-     * elections or towards its commits, or move it to its membership). One that names none is taken: a member that
+     * A peer's vote, vote request or configuration notice: once sealed, this member takes none that names another
+     * cluster (a member pointed at the wrong peers with the same secret would otherwise count in its elections, or
+     * move it to its membership). One that names none is taken: a member that
      * has not heard a leader since it was formed, restored or upgraded does not know the identity yet, and until it
      * does, a leader may need its vote to be elected and tell it.
      *
@@ -182,9 +182,10 @@ final class ClusterFormation
     }
 
     /**
-     * A peer's acknowledgement of an append or a snapshot chunk: taken as {@link #acceptPeer} takes a vote.
-     * Acknowledgements come at the replication rate, not once an election, so a refusal is recorded once for each
-     * identity a peer names, not for every message: the record builds strings on the member's thread.
+     * A peer's acknowledgement of an append or a snapshot chunk: taken as {@link #acceptPeer} takes a vote (one of
+     * another cluster's member at this leader's term would otherwise count towards its commits). Acknowledgements
+     * come at the replication rate, not once an election, so a refusal is recorded once for each identity a peer
+     * names, not for every message: the record builds strings on the member's thread.
      *
      * @return false if the acknowledgement must be ignored.
      */
