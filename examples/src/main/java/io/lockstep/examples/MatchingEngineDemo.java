@@ -98,7 +98,8 @@ public final class MatchingEngineDemo
     private int run(final LocalCluster cluster, final int durationS) throws Exception
     {
         System.out.println("lockstep demo: 3 members on loopback running the matching engine (timeouts lan, " +
-            "durability batch); one client session sending limit orders");
+            "durability batch: every commit synced to disk before it is acknowledged); one client session sending " +
+            "limit orders");
         for (int i = 0; i < 3; i++)
         {
             cluster.start(i);
