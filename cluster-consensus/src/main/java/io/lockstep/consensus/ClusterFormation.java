@@ -172,8 +172,7 @@ final class ClusterFormation
      */
     boolean acceptPeer(final long high, final long low, final int peerId, final String what)
     {
-        if (!identity.sealed() || !ClusterIdentity.isIdentity(high, low) ||
-            (high == identity.high() && low == identity.low()))
+        if (!namesAnotherCluster(high, low))
         {
             return true;
         }
@@ -191,8 +190,7 @@ final class ClusterFormation
      */
     boolean acceptAcknowledgement(final long high, final long low, final int peerId, final String what)
     {
-        if (!identity.sealed() || !ClusterIdentity.isIdentity(high, low) ||
-            (high == identity.high() && low == identity.low()))
+        if (!namesAnotherCluster(high, low))
         {
             return true;
         }
@@ -207,6 +205,13 @@ final class ClusterFormation
             refuse(Integer.toString(peerId), high, low, what + " are ignored");
         }
         return false;
+    }
+
+    /** @return true if this member is sealed and a peer's message names a cluster other than its own. */
+    private boolean namesAnotherCluster(final long high, final long low)
+    {
+        return identity.sealed() && ClusterIdentity.isIdentity(high, low) &&
+            (high != identity.high() || low != identity.low());
     }
 
     /** Record why a peer's message is refused: the two identities, or that the peer names none. */

@@ -59,12 +59,12 @@ class ReplayIT
             try (AdminClient client = members.adminClient())
             {
                 // A follower writes the snapshot a tool asked for after its stagger (up to a second by default), so
-                // converged is not yet enough: wait for member 1 to report its snapshot too.
+                // converged is not yet enough: ask again, bounded, until member 1 reports its snapshot too (each
+                // round waits for the members' answers, as awaitConverged's own polling does).
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 Map<Integer, AdminClient.Status> status = client.awaitConverged(20_000);
                 while (null != status && status.get(1).snapshotPosition() <= 0 && System.nanoTime() < deadline)
                 {
-                    Thread.sleep(50);
                     status = client.awaitConverged(20_000);
                 }
                 assertTrue(null != status, "converged");

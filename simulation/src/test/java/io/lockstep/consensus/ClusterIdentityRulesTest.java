@@ -130,10 +130,7 @@ class ClusterIdentityRulesTest
     @Test
     void aLeaderCountsNoAcknowledgementFromAnotherClusterTowardsItsCommit()
     {
-        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
-        member.doWork();
-        deliverVote(0, OWN_HIGH, 3, true);
-        deliverVote(0, OWN_HIGH, 4, false);
+        leadTermFour();
         assertEquals(Role.LEADER, member.role(), "elected with member 0's vote");
         final long end = member.logPosition();
         assertTrue(end > 0, "the leader appended its term's first entry");
@@ -150,10 +147,7 @@ class ClusterIdentityRulesTest
     @Test
     void anotherClustersAcknowledgementsAreRecordedOnceNotForEveryMessage()
     {
-        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
-        member.doWork();
-        deliverVote(0, OWN_HIGH, 3, true);
-        deliverVote(0, OWN_HIGH, 4, false);
+        leadTermFour();
         final long end = member.logPosition();
 
         for (int i = 0; i < 100; i++)
@@ -215,6 +209,15 @@ class ClusterIdentityRulesTest
 
         deliverNotice(OWN_HIGH);
         assertEquals(1, member.membership().epoch(), "its own cluster's is");
+    }
+
+    /** The member stands after an election timeout and is elected for term 4 with member 0's vote. */
+    private void leadTermFour()
+    {
+        nowNs += 10 * TimeoutProfile.LAN.electionTimeoutNs();
+        member.doWork();
+        deliverVote(0, OWN_HIGH, 3, true);
+        deliverVote(0, OWN_HIGH, 4, false);
     }
 
     /** What a member of the given identity sends when it acknowledges an append. */
