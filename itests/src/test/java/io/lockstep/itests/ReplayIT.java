@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -59,12 +60,14 @@ class ReplayIT
             try (AdminClient client = members.adminClient())
             {
                 // A follower writes the snapshot a tool asked for after its stagger (up to a second by default), so
-                // converged is not yet enough: ask again, bounded, until member 1 reports its snapshot too (each
-                // round waits for the members' answers, as awaitConverged's own polling does).
+                // converged is not yet enough: ask again until member 1 reports its snapshot too, bounded at 20 s.
+                // The short park paces the questions: a converged cluster answers at once, and back-to-back status
+                // requests would load the members under test.
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 Map<Integer, AdminClient.Status> status = client.awaitConverged(20_000);
                 while (null != status && status.get(1).snapshotPosition() <= 0 && System.nanoTime() < deadline)
                 {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
                     status = client.awaitConverged(20_000);
                 }
                 assertTrue(null != status, "converged");
