@@ -1,5 +1,6 @@
 package io.lockstep.benchmarks;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -10,9 +11,10 @@ import java.util.Locale;
  * loopback message hop and one log-sized file write, and from them the members' floor per unbatched message) and
  * {@link LoopbackEcho} (the latency of an echo server that does nothing, at each rate, over the same transport) and
  * {@link LoopbackRelay} (the CPU and latency of three processes that do nothing but pass each message as a cluster's
- * members do).
+ * members do). With {@code --durability batch}, also the disk's sync ({@link SyncFloor}) and the relay with each
+ * process syncing what it gets before it counts, once and twice per round: the floor of a durable commit.
  * <p>
- * {@code FloorBenchmark [--seconds 20] [--size 288] [--rates 1000,5000,10000,20000,40000]}
+ * {@code FloorBenchmark [--seconds 20] [--size 288] [--rates 1000,5000,10000,20000,40000] [--durability batch]}
  */
 public final class FloorBenchmark
 {
@@ -65,6 +67,39 @@ public final class FloorBenchmark
             System.out.println(LoopbackEcho.summary(rate, options.size(), echo));
             printRelay(rate, options, false);
             printRelay(rate, options, true);
+            if ("batch".equals(options.durability()))
+            {
+                printDurableRelay(rate, options, 1);
+                printDurableRelay(rate, options, 2);
+            }
+        }
+    }
+
+    /**
+     * Run the relay durably at a rate and print it: a sentence, and a key=value line whose mode is
+     * {@code relay_sync1} or {@code relay_sync2} (syncs per round: the data; the data then a promise).
+     */
+    private static void printDurableRelay(final int rate, final BenchmarkOptions options, final int syncs)
+        throws Exception
+    {
+        final Path dir = Files.createTempDirectory("lockstep-durable-relay");
+        try
+        {
+            final LoopbackRelay.Result relay = LoopbackRelay.runDurable(rate, options.size(),
+                Math.min(10, options.seconds()), syncs, dir);
+            System.out.printf(Locale.ROOT, "the relay, each process syncing what it gets before it counts (%s): " +
+                "%d msg/s: p50 %d us, p99 %d us, p99.9 %d us, max %d us%n", 1 == syncs ? "one sync per round" :
+                "two syncs per round, the data then a promise", rate,
+                relay.latency().roundTrip.getValueAtPercentile(50) / 1000,
+                relay.latency().roundTrip.getValueAtPercentile(99) / 1000,
+                relay.latency().roundTrip.getValueAtPercentile(99.9) / 1000,
+                relay.latency().roundTrip.getMaxValue() / 1000);
+            System.out.println(LoopbackRelay.summary(rate, options.size(), relay)
+                .replace("mode=relay", "mode=relay_sync" + syncs));
+        }
+        finally
+        {
+            TempDirs.deleteTree(dir);
         }
     }
 

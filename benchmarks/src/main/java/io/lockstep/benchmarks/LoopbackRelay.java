@@ -15,9 +15,12 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -38,6 +41,13 @@ import java.util.function.Consumer;
  * fewest hops a three-member commit of a message that travels alone can take (both followers must get it, one
  * acknowledgement makes the quorum). That is the floor below which no cluster of three over TCP goes here, even one
  * that gave up hearing its second follower.
+ * <p>
+ * Run durably ({@code syncs} 1 or 2, {@link RelayLogFile}), each process also appends what it gets to a file of its
+ * own and syncs it before it counts: a follower before it acknowledges; the leader on a thread of its own, so that
+ * forwarding never waits for its disk and its sync runs while the followers sync theirs. The echo waits for two of
+ * the three, the leader's own sync counting as one. Bytes that arrive during a sync go together in the next round.
+ * That is the least a cluster that acknowledges only what is on a majority's disk pays on this machine's disk: with
+ * one sync per round, any such cluster; with two, one that also keeps a promise as Lockstep's members do.
  */
 final class LoopbackRelay
 {
@@ -100,11 +110,32 @@ final class LoopbackRelay
     static Result run(final int rate, final int size, final int seconds, final boolean oneAcknowledging,
         final long delayMs) throws Exception
     {
+        return run(rate, size, seconds, oneAcknowledging, delayMs, 0, null);
+    }
+
+    /**
+     * As {@link #run(int, int, int)}, durably: each process syncs what it gets {@code syncs} times per round (1 or
+     * 2, see {@link RelayLogFile}) in files under {@code dir}, which the caller makes and deletes.
+     */
+    static Result runDurable(final int rate, final int size, final int seconds, final int syncs, final Path dir)
+        throws Exception
+    {
+        if (syncs < 1 || syncs > 2)
+        {
+            throw new IllegalArgumentException("syncs per round must be 1 or 2, not " + syncs);
+        }
+        return run(rate, size, seconds, false, 0, syncs, dir);
+    }
+
+    private static Result run(final int rate, final int size, final int seconds, final boolean oneAcknowledging,
+        final long delayMs, final int syncs, final Path dir) throws Exception
+    {
+        final String[] durably = syncs > 0 ? new String[]{ Integer.toString(syncs), dir.toString() } : new String[0];
         final List<Process> processes = new ArrayList<>();
         final List<DelayProxy> proxies = new ArrayList<>();
         try
         {
-            final Launched leader = start(processes, "leader");
+            final Launched leader = start(processes, concat(new String[]{ "leader" }, durably));
             final String ready = leader.awaitLine("relay leader port=");
             final int port = Integer.parseInt(ready.substring(ready.indexOf('=') + 1).trim());
             for (int i = 0; i < FOLLOWERS; i++)
@@ -116,7 +147,7 @@ final class LoopbackRelay
                     proxies.add(new DelayProxy(port, delayMs));
                     dial = proxies.get(proxies.size() - 1).port();
                 }
-                start(processes, "follower", Integer.toString(dial), acknowledges)
+                start(processes, concat(new String[]{ "follower", Integer.toString(dial), acknowledges }, durably))
                     .awaitLine("relay follower connected");
             }
             leader.awaitLine("relay leader followers=" + FOLLOWERS);
@@ -163,6 +194,13 @@ final class LoopbackRelay
             String.format(Locale.ROOT, " leader_cpu_us_per_msg=%.1f follower1_cpu_us_per_msg=%.1f " +
             "follower2_cpu_us_per_msg=%.1f members_cpu_us_per_msg=%.1f", r.cpuUsPerMessage(0), r.cpuUsPerMessage(1),
             r.cpuUsPerMessage(2), r.membersCpuUsPerMessage());
+    }
+
+    private static String[] concat(final String[] first, final String[] second)
+    {
+        final String[] all = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, all, first.length, second.length);
+        return all;
     }
 
     private static Launched start(final List<Process> processes, final String... args) throws IOException
@@ -214,22 +252,32 @@ final class LoopbackRelay
     }
 
     /**
-     * {@code LoopbackRelay leader} or {@code LoopbackRelay follower PORT acknowledging|silent}: runs until the
-     * connection ends.
+     * {@code LoopbackRelay leader [SYNCS DIR]} or {@code LoopbackRelay follower PORT acknowledging|silent [SYNCS
+     * DIR]}: runs until the connection ends; with SYNCS and DIR, durably.
      */
     public static void main(final String[] args) throws Exception
     {
-        if ("leader".equals(args[0]))
+        final boolean leader = "leader".equals(args[0]);
+        final int durableArg = leader ? 1 : 3;
+        try (RelayLogFile file = args.length > durableArg ? new RelayLogFile(Path.of(args[durableArg + 1]),
+            leader ? "leader" : "follower-" + ProcessHandle.current().pid(), Integer.parseInt(args[durableArg])) :
+            null)
         {
-            lead();
-        }
-        else
-        {
-            follow(Integer.parseInt(args[1]), "silent".equals(args[2]));
+            if (leader)
+            {
+                lead(file);
+            }
+            else
+            {
+                follow(Integer.parseInt(args[1]), "silent".equals(args[2]), file);
+            }
         }
     }
 
-    private static void follow(final int port, final boolean silent) throws IOException
+    /**
+     * @param file null, or where each read is made durable before it is acknowledged.
+     */
+    private static void follow(final int port, final boolean silent, final RelayLogFile file) throws IOException
     {
         try (SocketChannel leader = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
             Selector selector = Selector.open())
@@ -252,6 +300,10 @@ final class LoopbackRelay
                 {
                     return;
                 }
+                if (n > 0 && null != file)
+                {
+                    file.appendDurably(in.flip());
+                }
                 if (n > 0 && !silent)
                 {
                     received += n;
@@ -263,7 +315,10 @@ final class LoopbackRelay
         }
     }
 
-    private static void lead() throws IOException
+    /**
+     * @param file null, or where what the client sent is made durable after it is forwarded.
+     */
+    private static void lead(final RelayLogFile file) throws IOException
     {
         try (ServerSocketChannel server = ServerSocketChannel.open())
         {
@@ -275,7 +330,7 @@ final class LoopbackRelay
                 followers[i] = accept(server, FOLLOWER);
             }
             System.out.println("relay leader followers=" + FOLLOWERS);
-            final Leader leader = new Leader(followers);
+            final Leader leader = new Leader(followers, file);
             while (true)
             {
                 leader.serve(accept(server, CLIENT));
@@ -317,13 +372,31 @@ final class LoopbackRelay
             ByteBuffer.allocateDirect(64 * 1024) };
         private final long[] acked = new long[FOLLOWERS];
         private final Consumer<SelectionKey> onReady = this::onReady;
+        private final RelayLogFile file;
+        private final ByteBuffer fileView = in.duplicate();
+        /** Bytes from every client so far appended to the file, for the sync thread. */
+        private final AtomicLong syncRequested = new AtomicLong();
+        /** Bytes from every client so far that the sync thread has made durable. */
+        private final AtomicLong durableTotal = new AtomicLong();
+        private final Thread syncer;
         private SocketChannel client;
         private long echoedTotal;
         private boolean clientClosed;
 
-        Leader(final SocketChannel[] followers) throws IOException
+        Leader(final SocketChannel[] followers, final RelayLogFile file) throws IOException
         {
             this.followers = followers;
+            this.file = file;
+            if (null != file)
+            {
+                syncer = new Thread(this::syncLoop, "relay-leader-sync");
+                syncer.setDaemon(true);
+                syncer.start();
+            }
+            else
+            {
+                syncer = null;
+            }
             this.selector = Selector.open();
             for (int i = 0; i < FOLLOWERS; i++)
             {
@@ -394,6 +467,13 @@ final class LoopbackRelay
                 view.limit(in.position()).position(from);
                 writeFully(follower, view);
             }
+            if (null != file)
+            {
+                // The file counts every byte appended, as the followers' acknowledgements count every byte received.
+                fileView.limit(in.position()).position(from);
+                syncRequested.set(file.append(fileView));
+                LockSupport.unpark(syncer);
+            }
         }
 
         private void fromFollower(final int index) throws IOException
@@ -413,9 +493,40 @@ final class LoopbackRelay
             }
         }
 
+        /** Syncs what the leader appended, round after round, and wakes its selector when a round lands. */
+        private void syncLoop()
+        {
+            long synced = 0;
+            while (true)
+            {
+                final long upTo = syncRequested.get();
+                if (upTo == synced)
+                {
+                    LockSupport.park(this);
+                    continue;
+                }
+                try
+                {
+                    file.sync(upTo);
+                }
+                catch (final IOException ex)
+                {
+                    // Ends the process, and with it the client's connection: the run fails rather than measuring a
+                    // leader that no longer counts.
+                    System.out.println("relay leader sync failed: " + ex);
+                    Runtime.getRuntime().halt(1);
+                }
+                synced = upTo;
+                durableTotal.set(upTo);
+                selector.wakeup();
+            }
+        }
+
         private void echoCommitted() throws IOException
         {
-            final long committed = Math.max(acked[0], acked[1]);
+            // Two of three: without a file the leader holds everything it read; with one, what it has synced.
+            final long committed = null == file ? Math.max(acked[0], acked[1]) :
+                Math.max(Math.min(acked[0], acked[1]), Math.min(durableTotal.get(), Math.max(acked[0], acked[1])));
             if (committed <= echoedTotal)
             {
                 return;
