@@ -104,9 +104,12 @@ final class LoopbackEcho
 
     /**
      * The paced client over one socket: what is offered is sent on the next poll, in one write, as Lockstep's client
-     * sends; times each echo that comes back whole from the intended send time it carries.
+     * sends; times each echo that comes back whole from the intended send time it carries. A socket that takes no
+     * more (the server not reading) is never waited on: what it did not take stays for the next poll, which reads the
+     * echoes first, and an offer that does not fit is refused (back pressure), so neither side can end up writing to
+     * the other forever with neither reading.
      */
-    private static final class SocketClient implements SendPacer.Client
+    static final class SocketClient implements SendPacer.Client
     {
         private final SocketChannel channel;
         private final Selector selector;
@@ -140,6 +143,10 @@ final class LoopbackEcho
             if (pending.remaining() < length)
             {
                 send();
+                if (pending.remaining() < length)
+                {
+                    return false;
+                }
             }
             m.getBytes(0, pending, pending.position(), length);
             pending.position(pending.position() + length);
@@ -147,7 +154,9 @@ final class LoopbackEcho
         }
 
         /**
-         * @return 1 if anything was offered since the last send, else 0.
+         * Write what was offered, as much as the socket takes now; the rest stays, in order, for the next call.
+         *
+         * @return 1 if any bytes went, else 0.
          */
         private int send()
         {
@@ -156,19 +165,20 @@ final class LoopbackEcho
                 return 0;
             }
             pending.flip();
+            int written = 0;
             try
             {
-                while (pending.hasRemaining())
+                for (int n; pending.hasRemaining() && (n = channel.write(pending)) > 0; )
                 {
-                    channel.write(pending);
+                    written += n;
                 }
             }
             catch (final IOException ex)
             {
                 throw new UncheckedIOException(ex);
             }
-            pending.clear();
-            return 1;
+            pending.compact();
+            return written > 0 ? 1 : 0;
         }
 
         public int poll()
