@@ -387,21 +387,17 @@ final class LoopbackRelay
         {
             this.followers = followers;
             this.file = file;
-            if (null != file)
-            {
-                syncer = new Thread(this::syncLoop, "relay-leader-sync");
-                syncer.setDaemon(true);
-                syncer.start();
-            }
-            else
-            {
-                syncer = null;
-            }
             this.selector = Selector.open();
             for (int i = 0; i < FOLLOWERS; i++)
             {
                 followers[i].configureBlocking(false);
                 followers[i].register(selector, SelectionKey.OP_READ, i);
+            }
+            syncer = null == file ? null : new Thread(this::syncLoop, "relay-leader-sync");
+            if (null != syncer)
+            {
+                syncer.setDaemon(true);
+                syncer.start(); // last: it wakes the selector
             }
         }
 
@@ -471,7 +467,15 @@ final class LoopbackRelay
             {
                 // The file counts every byte appended, as the followers' acknowledgements count every byte received.
                 fileView.limit(in.position()).position(from);
-                syncRequested.set(file.append(fileView));
+                try
+                {
+                    syncRequested.set(file.append(fileView));
+                }
+                catch (final IOException ex)
+                {
+                    // Not the client's failure, which is what an IOException from here means to the caller.
+                    haltOn("relay leader append failed: " + ex);
+                }
                 LockSupport.unpark(syncer);
             }
         }
@@ -511,10 +515,7 @@ final class LoopbackRelay
                 }
                 catch (final IOException ex)
                 {
-                    // Ends the process, and with it the client's connection: the run fails rather than measuring a
-                    // leader that no longer counts.
-                    System.out.println("relay leader sync failed: " + ex);
-                    Runtime.getRuntime().halt(1);
+                    haltOn("relay leader sync failed: " + ex);
                 }
                 synced = upTo;
                 durableTotal.set(upTo);
@@ -526,7 +527,7 @@ final class LoopbackRelay
         {
             // Two of three: without a file the leader holds everything it read; with one, what it has synced.
             final long committed = null == file ? Math.max(acked[0], acked[1]) :
-                Math.max(Math.min(acked[0], acked[1]), Math.min(durableTotal.get(), Math.max(acked[0], acked[1])));
+                twoOfThree(durableTotal.get(), acked[0], acked[1]);
             if (committed <= echoedTotal)
             {
                 return;
@@ -538,6 +539,26 @@ final class LoopbackRelay
             in.limit(in.position()).position(view.limit());
             in.compact();
         }
+    }
+
+    /**
+     * @return the position at least two of three hold: the median of the leader's durable position and the two
+     * followers' acknowledged ones.
+     */
+    static long twoOfThree(final long leader, final long follower0, final long follower1)
+    {
+        return Math.max(Math.min(follower0, follower1), Math.min(leader, Math.max(follower0, follower1)));
+    }
+
+    /**
+     * End the process, and with it the client's connection: the run fails, rather than measuring a leader that no
+     * longer counts, and the reason is in the output the benchmark shows.
+     */
+    private static void haltOn(final String reason)
+    {
+        System.out.println(reason);
+        System.out.flush();
+        Runtime.getRuntime().halt(1);
     }
 
     private static void writeFully(final SocketChannel channel, final ByteBuffer buffer) throws IOException

@@ -41,7 +41,6 @@ final class RelayLogFile implements AutoCloseable
         }
         data = FileChannel.open(dir.resolve(name + ".log"), StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
             StandardOpenOption.WRITE);
-        data.truncate(LENGTH);
         data.write(ByteBuffer.allocate(1), LENGTH - 1); // sparse: the length, no blocks
         if (2 == syncs)
         {

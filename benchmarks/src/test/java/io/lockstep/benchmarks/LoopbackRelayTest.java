@@ -5,7 +5,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -34,34 +33,41 @@ class LoopbackRelayTest
     }
 
     @Test
-    void aDurableRelayEchoesEveryMessageOnceAndOnlyWhatTwoOfItsThreeProcessesHaveSynced(@TempDir final Path dir)
-        throws Exception
+    void aDurableRelayEchoesEveryMessageOnceAndEachProcessKeepsAPromise(@TempDir final Path dir) throws Exception
     {
         final int rate = 2000;
         final int size = 288;
         final LoopbackRelay.Result result = LoopbackRelay.runDurable(rate, size, 1, 2, dir);
 
+        // Each echo waits for two rounds of two syncs: the last 100 ms of messages may still be on their way.
         final long echoed = result.latency().roundTrip.getTotalCount();
-        assertTrue(echoed <= rate && echoed >= rate - 20, "echoed " + echoed + " of " + rate);
-        // Each process kept a promise of what it had synced: the warm-up and the measured second, as far as it got.
-        // An echo needs two of the three, so at least two promises cover every echoed message.
-        final List<Long> promised = new ArrayList<>();
+        assertTrue(echoed <= rate && echoed >= rate - rate / 10, "echoed " + echoed + " of " + rate);
         try (Stream<Path> files = Files.list(dir))
         {
-            for (final Path file : files.filter(f -> f.toString().endsWith(".promise")).toList())
+            final List<Path> promises = files.filter(f -> f.toString().endsWith(".promise")).toList();
+            assertEquals(3, promises.size(), "a promise file per process: " + promises);
+            for (final Path file : promises)
             {
                 final String name = file.getFileName().toString();
-                promised.add(RelayLogFile.promised(dir, name.substring(0, name.length() - ".promise".length())));
+                final long promised = RelayLogFile.promised(dir, name.substring(0, name.indexOf('.')));
+                assertTrue(promised >= echoed * size, name + " promised " + promised + " bytes, fewer than the " +
+                    echoed * size + " echoed in the measured second alone");
             }
         }
-        assertEquals(3, promised.size(), "a promise file per process: " + promised);
-        final long echoedBytes = echoed * size;
-        assertTrue(promised.stream().filter(p -> p >= echoedBytes).count() >= 2,
-            "two of three processes promised at least the " + echoedBytes + " bytes echoed: " + promised);
         try (Stream<Path> files = Files.list(dir))
         {
             assertEquals(3, files.filter(f -> f.toString().endsWith(".log")).count(), "a log file per process");
         }
+    }
+
+    @Test
+    void theEchoWaitsForTwoOfTheThreeProcesses()
+    {
+        assertEquals(5, LoopbackRelay.twoOfThree(0, 5, 9), "the leader has synced nothing: the second follower");
+        assertEquals(5, LoopbackRelay.twoOfThree(5, 0, 9), "one follower silent: the leader's and the other's");
+        assertEquals(0, LoopbackRelay.twoOfThree(9, 0, 0), "the leader alone is not two of three");
+        assertEquals(7, LoopbackRelay.twoOfThree(7, 7, 3));
+        assertEquals(4, LoopbackRelay.twoOfThree(9, 3, 4));
     }
 
     @Test
