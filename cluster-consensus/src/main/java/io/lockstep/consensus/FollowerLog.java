@@ -87,6 +87,12 @@ final class FollowerLog
             }
             return REJECTED;
         }
+        if (!termsInOrder(buffer, offset, offset + length, prevTerm, leaderTerm))
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: a frame''s term falls " +
+                "below the one before it or rises above the leader''s term {2}", memberId, fromLeaderId, leaderTerm);
+            return REJECTED;
+        }
         long position = prevPosition;
         int o = offset;
         final int end = offset + length;
@@ -131,6 +137,39 @@ final class FollowerLog
             return log.pendingPosition();
         }
         return position;
+    }
+
+    /**
+     * A leader's log never holds a term above its own, and its terms never fall from one entry to the next (Raft's
+     * election and log matching rules): a block that breaks either is not a leader's log, whoever sent it. Checked
+     * before anything is cut or appended, because once such a frame is in the log the term index refuses it, now
+     * and at every restart, and the member could not start again without a repair by hand.
+     *
+     * @return true if every frame's term, from {@code prevTerm} on, is at least the one before it and at most the
+     * leader's; false also for bytes that are not whole frames.
+     */
+    private static boolean termsInOrder(
+        final DirectBuffer buffer, final int offset, final int end, final long prevTerm, final long leaderTerm)
+    {
+        long previous = prevTerm;
+        for (int o = offset; o < end; )
+        {
+            if (end - o < HEADER_LENGTH)
+            {
+                return false;
+            }
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final long term = buffer.getLong(o + TERM_OFFSET, LITTLE_ENDIAN);
+            if (frameLength < HEADER_LENGTH || (!padding && frameLength > end - o) || term < previous ||
+                term > leaderTerm)
+            {
+                return false;
+            }
+            previous = term;
+            o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
+        }
+        return true;
     }
 
     /**

@@ -205,8 +205,11 @@ final class PeerMessageHandler
         final long totalLength = s.totalLength();
         final int chunkLength = s.chunkLength();
         final int bytesOffset = s.limit() + InstallSnapshotDecoder.chunkHeaderLength();
+        // A snapshot ends at an entry of the leader's log, so its term is never above the leader's: one that is
+        // would be refused again at every restart once installed.
         if (bytesOffset + chunkLength > m.end() || chunkOffset < 0 || totalLength < 0 ||
-            chunkOffset + chunkLength > totalLength)
+            chunkOffset + chunkLength > totalLength || s.snapshotTerm() > s.term() || s.snapshotTerm() < 0 ||
+            s.snapshotPosition() < 0)
         {
             LOGGER.log(System.Logger.Level.WARNING, "dropped malformed snapshot chunk from {0}", from);
             return;

@@ -1,0 +1,132 @@
+package io.lockstep.consensus;
+
+import io.lockstep.archive.FrameDescriptor;
+import io.lockstep.cluster.transport.Member;
+import io.lockstep.consensus.codecs.AppendRequestEncoder;
+import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
+import io.lockstep.consensus.codecs.MessageHeaderEncoder;
+import io.lockstep.simulation.SimLog;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Random;
+
+import static java.nio.ByteOrder.LITTLE_ENDIAN;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A follower takes no frames that cannot be a leader's log: terms that fall from one frame to the next, or rise
+ * above the leader's own term; nor a snapshot whose term is above the leader's. Either, once on disk, would stop
+ * the member, then and at every restart. Driven message by message through the member's own decoders.
+ */
+class AppendTermRulesTest
+{
+    private static final long LEADER_TERM = 5;
+    private static final int FRAME = 64;
+
+    private final ScriptedTransport transport = new ScriptedTransport();
+    private final SimLog log = new SimLog(64 * 1024);
+    private long nowNs = 1_000_000_000L;
+    private ConsensusAgent member;
+
+    @BeforeEach
+    void aFollowerOfThree()
+    {
+        final MemoryElectionState electionState = new MemoryElectionState();
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        final List<Member> members = List.of(new Member(0, "h", 1, true), new Member(1, "h", 2, true),
+            new Member(2, "h", 3, true));
+        member = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
+            transport, log, electionState, new Random(1));
+        member.doWork();
+    }
+
+    @Test
+    void framesWhoseTermsFallAreRefusedAndTheMemberGoesOn()
+    {
+        deliverAppend(0, 0, 4, 3);
+
+        assertEquals(0, log.pendingPosition(), "nothing of the block is taken");
+        assertEquals(LEADER_TERM, member.term(), "the leader is still followed");
+    }
+
+    @Test
+    void aFrameOfATermAboveTheLeadersIsRefused()
+    {
+        deliverAppend(0, 0, 5, LEADER_TERM + 1);
+
+        assertEquals(0, log.pendingPosition(), "nothing of the block is taken");
+    }
+
+    @Test
+    void aFrameBelowTheTermOfTheEntryBeforeItIsRefused()
+    {
+        deliverAppend(0, 0, 4);
+        assertEquals(FRAME, log.pendingPosition(), "a frame of term 4 after none is taken");
+
+        deliverAppend(FRAME, 4, 3);
+        assertEquals(FRAME, log.pendingPosition(), "one of term 3 after it is not");
+    }
+
+    @Test
+    void framesOfRisingTermsUpToTheLeadersAreTaken()
+    {
+        deliverAppend(0, 0, 2, 2, 4, LEADER_TERM);
+
+        assertEquals(4 * FRAME, log.pendingPosition(), "every frame is taken");
+    }
+
+    @Test
+    void aSnapshotOfATermAboveTheLeadersIsNotTaken()
+    {
+        deliverChunk(LEADER_TERM + 1);
+        assertEquals(3, member.term(), "the chunk is dropped before its term is looked at");
+        assertEquals(-1, member.leaderId(), "nor its sender followed");
+
+        deliverChunk(LEADER_TERM);
+        assertEquals(LEADER_TERM, member.term(), "one of the leader's own term is taken");
+        assertEquals(1, member.leaderId());
+    }
+
+    private void deliverChunk(final long snapshotTerm)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[512]);
+        final InstallSnapshotEncoder chunk = new InstallSnapshotEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .term(LEADER_TERM).leaderId(1).snapshotPosition(4096).snapshotTerm(snapshotTerm).chunkOffset(0)
+            .totalLength(1000).configEpoch(0).configVersion(1).voters(0b111).learners(0)
+            .putChunk(new byte[100], 0, 100);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + chunk.encodedLength()];
+        buffer.getBytes(0, bytes);
+        transport.deliver(1, bytes);
+        nowNs += 1_000_000;
+        assertDoesNotThrow(() -> member.doWork(), "the member goes on");
+    }
+
+    private void deliverAppend(final long prevPosition, final long prevTerm, final long... frameTerms)
+    {
+        final UnsafeBuffer frames = new UnsafeBuffer(new byte[frameTerms.length * FRAME]);
+        for (int i = 0; i < frameTerms.length; i++)
+        {
+            final int o = i * FRAME;
+            frames.putInt(o + FrameDescriptor.FRAME_LENGTH_OFFSET, FrameDescriptor.HEADER_LENGTH + 8, LITTLE_ENDIAN);
+            frames.putLong(o + FrameDescriptor.TERM_OFFSET, frameTerms[i], LITTLE_ENDIAN);
+            frames.putLong(o + FrameDescriptor.POSITION_OFFSET, prevPosition + o, LITTLE_ENDIAN);
+            frames.putInt(o + FrameDescriptor.TYPE_OFFSET, LogEntryType.CLIENT_APPEND, LITTLE_ENDIAN);
+        }
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1024]);
+        final AppendRequestEncoder encoder = new AppendRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .term(LEADER_TERM).leaderId(1).sequence(1).prevPosition(prevPosition).prevTerm(prevTerm)
+            .commitPosition(0).configEpoch(0)
+            .putLogBytes(frames, 0, frames.capacity());
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
+        buffer.getBytes(0, bytes);
+        transport.deliver(1, bytes);
+        nowNs += 1_000_000;
+        assertDoesNotThrow(() -> member.doWork(), "the member goes on");
+    }
+}
