@@ -72,6 +72,17 @@ class AppendTermRulesTest
     }
 
     @Test
+    void aRefusedBlockCutsNothingItWouldHaveReplaced()
+    {
+        deliverAppend(0, 0, 4, 4);
+        assertEquals(2 * FRAME, log.pendingPosition());
+
+        // Its frame at 64 conflicts with the one held there (term 3 against 4), and falls below the term before it.
+        deliverAppend(FRAME, 4, 3);
+        assertEquals(2 * FRAME, log.pendingPosition(), "the frame it would have replaced is still held");
+    }
+
+    @Test
     void framesOfRisingTermsUpToTheLeadersAreTaken()
     {
         deliverAppend(0, 0, 2, 2, 4, LEADER_TERM);
