@@ -85,8 +85,20 @@ public interface SnapshotStorage extends AutoCloseable
 
     /**
      * Take the next chunk of the snapshot being received, in order.
+     *
+     * @throws io.lockstep.archive.ArchiveException if it cannot be written (a full disk): the install is then
+     * dropped and asked for again.
      */
     void installChunk(DirectBuffer buffer, int offset, int length);
+
+    /**
+     * @return bytes free for this store's files, or -1 if unknown (then a snapshot of any size is taken). The default
+     * is unknown, which suits a store in memory.
+     */
+    default long usableSpace()
+    {
+        return -1;
+    }
 
     /**
      * Drop the install under way, if any, and what it received: the member starts from a snapshot of its own

@@ -27,7 +27,16 @@ final class SnapshotTransfer
     private final int memberId;
     private final UnsafeBuffer chunkBuffer;
     private SnapshotStorage storage;
+    /**
+     * Room kept free beside a snapshot being received, for the log and the rest of the data directory to go on: a
+     * snapshot that would leave less is not taken, and the follower stays up without it.
+     */
+    static final long INSTALL_HEADROOM_BYTES = 64L * 1024 * 1024;
+
     private long installingPosition = -1;
+    /** The snapshot last refused for want of room ({@link #roomFor}), or -1: its later chunks are answered 0. */
+    private long refusedPosition = -1;
+    private long refusedLength;
     private long installReceived;
     /** What the install under way was begun with: a chunk that says otherwise starts it again. */
     private long installingLength;
@@ -52,6 +61,78 @@ final class SnapshotTransfer
     SnapshotStorage storage()
     {
         return storage;
+    }
+
+    /**
+     * Start receiving a snapshot at its first chunk, if there is room for it; if not, the leader is told to wait.
+     *
+     * @return true if the install began.
+     */
+    private boolean beginInstall(final int fromLeaderId, final long term, final long position,
+        final long snapshotTerm, final long totalLength)
+    {
+        if (!roomFor(totalLength, fromLeaderId, position))
+        {
+            storage.abortInstall();
+            installingPosition = -1;
+            refusedPosition = position;
+            refusedLength = totalLength;
+            // 0, not -1: the leader sends the first chunk again after a heartbeat interval, not at once.
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
+            return false;
+        }
+        refusedPosition = -1;
+        storage.beginInstall(position, snapshotTerm, totalLength);
+        installingPosition = position;
+        installReceived = 0;
+        installingLength = totalLength;
+        installingSnapshotTerm = snapshotTerm;
+        installingLeaderTerm = term;
+        installingLeader = fromLeaderId;
+        return true;
+    }
+
+    /**
+     * @return false if the chunk could not be written (a full disk): the install is dropped and asked for again,
+     * and when the leader sends the first chunk again the room is looked at first.
+     */
+    private boolean writeChunk(final DirectBuffer buffer, final int chunkOffset, final int chunkLength,
+        final int fromLeaderId, final long term, final long position)
+    {
+        try
+        {
+            storage.installChunk(buffer, chunkOffset, chunkLength);
+            return true;
+        }
+        catch (final ArchiveException ex)
+        {
+            storage.abortInstall();
+            installingPosition = -1;
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
+                "again: {2}", memberId, fromLeaderId, ex.getMessage());
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            return false;
+        }
+    }
+
+    /**
+     * @return true if the store has room for a snapshot of this length and {@link #INSTALL_HEADROOM_BYTES} beside
+     * it, or cannot tell; false is said in the log once per snapshot refused.
+     */
+    private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
+    {
+        final long usable = storage.usableSpace();
+        if (usable < 0 || usable - INSTALL_HEADROOM_BYTES >= totalLength)
+        {
+            return true;
+        }
+        if (position != refusedPosition || totalLength != refusedLength)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: no room for the snapshot from {1} at {2} ({3} " +
+                "bytes, {4} usable, {5} kept free beside it); it asks again each heartbeat interval", memberId,
+                fromLeaderId, position, totalLength, usable, INSTALL_HEADROOM_BYTES);
+        }
+        return false;
     }
 
     // ----------------------------------------------------------------------------------------------- leader side
@@ -203,15 +284,9 @@ final class SnapshotTransfer
                 return own;
             }
         }
-        if (0 == offset)
+        if (0 == offset && !beginInstall(fromLeaderId, term, position, snapshotTerm, totalLength))
         {
-            storage.beginInstall(position, snapshotTerm, totalLength);
-            installingPosition = position;
-            installReceived = 0;
-            installingLength = totalLength;
-            installingSnapshotTerm = snapshotTerm;
-            installingLeaderTerm = term;
-            installingLeader = fromLeaderId;
+            return null;
         }
         // Chunks of one file only: a later leader's snapshot at the same position may be another length, and a
         // leader that changed its mind mid-stream would otherwise leave a file the store cannot complete.
@@ -219,11 +294,15 @@ final class SnapshotTransfer
             snapshotTerm == installingSnapshotTerm && term == installingLeaderTerm && fromLeaderId == installingLeader;
         if (!sameInstall || offset != installReceived)
         {
+            final boolean refused = position == refusedPosition && totalLength == refusedLength;
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position,
-                sameInstall ? installReceived : -1, false);
+                sameInstall ? installReceived : refused ? 0 : -1, false);
             return null;
         }
-        storage.installChunk(buffer, chunkOffset, chunkLength);
+        if (!writeChunk(buffer, chunkOffset, chunkLength, fromLeaderId, term, position))
+        {
+            return null;
+        }
         installReceived += chunkLength;
         if (installReceived < totalLength)
         {

@@ -13,15 +13,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What a follower takes of a leader's snapshot chunks: one file's chunks only, whatever a later chunk says, and
- * nothing at all from a leader of an older term. Driven message by message, with the file snapshot store.
+ * What a follower takes of a leader's snapshot chunks: one file's chunks only, whatever a later chunk says;
+ * nothing at all from a leader of an older term; and no snapshot its disk has no room for. Driven message by
+ * message, with the file snapshot store.
  */
 class SnapshotInstallRulesTest
 {
@@ -78,6 +82,23 @@ class SnapshotInstallRulesTest
         assertEquals(-1, answeredOffset(), "answered with this member's newer term");
         assertEquals(3, member.term());
         assertEquals(0, member.membership().version(), "its configuration is not taken");
+    }
+
+    @Test
+    void aSnapshotTheDiskHasNoRoomForIsNotWrittenAndTheLeaderIsAskedToWait()
+    {
+        final long tooLarge = Long.MAX_VALUE / 4;
+        deliverChunk(5, 1, 0, tooLarge);
+        assertEquals(0, answeredOffset(), "refused for room: asked to wait, not to start again at once (-1)");
+        assertFalse(Files.exists(dir.resolve("snapshots").resolve("install.tmp")), "nothing of it written");
+        assertEquals(5, member.term(), "the leader is followed all the same");
+
+        deliverChunk(5, 1, 100, tooLarge);
+        assertEquals(0, answeredOffset(), "a later chunk of the refused snapshot is answered the same way");
+
+        deliverChunk(5, 1, 0, 1000);
+        assertEquals(100, answeredOffset(), "a snapshot that fits is taken");
+        assertTrue(Files.exists(dir.resolve("snapshots").resolve("install.tmp")));
     }
 
     /** A chunk of 100 bytes of a snapshot at 4,096, under configuration version 1. */

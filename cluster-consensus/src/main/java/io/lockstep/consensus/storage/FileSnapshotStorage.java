@@ -242,9 +242,22 @@ public final class FileSnapshotStorage implements SnapshotStorage
         }
         catch (final IOException ex)
         {
-            throw new IllegalStateException("cannot write " + store.directory().resolve(INSTALL_FILE), ex);
+            throw new ArchiveException(ArchiveException.Reason.IO_ERROR, store.directory().resolve(INSTALL_FILE),
+                installed, "cannot write the snapshot being received: " + ex.getMessage(), ex);
         }
         installed += length;
+    }
+
+    public long usableSpace()
+    {
+        try
+        {
+            return Files.getFileStore(store.directory()).getUsableSpace();
+        }
+        catch (final IOException ex)
+        {
+            return -1;
+        }
     }
 
     public Loaded completeInstall()
