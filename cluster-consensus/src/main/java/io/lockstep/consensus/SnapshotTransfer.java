@@ -92,6 +92,12 @@ final class SnapshotTransfer
         return true;
     }
 
+    /** @return bytes the install under way holds on disk, which beginning another (or this one again) frees. */
+    private long heldByInstall()
+    {
+        return installingPosition >= 0 ? installReceived : 0;
+    }
+
     /**
      * @return false if the chunk could not be written (a full disk): the install is dropped and asked for again,
      * and when the leader sends the first chunk again the room is looked at first.
@@ -122,7 +128,9 @@ final class SnapshotTransfer
     private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
     {
         final long usable = storage.usableSpace();
-        if (usable < 0 || usable - INSTALL_HEADROOM_BYTES >= totalLength)
+        // What the install under way holds is freed when this one begins: a first chunk sent again is not refused
+        // for the room its own first attempt took.
+        if (usable < 0 || usable + heldByInstall() - INSTALL_HEADROOM_BYTES >= totalLength)
         {
             return true;
         }
@@ -211,6 +219,13 @@ final class SnapshotTransfer
         else if (nextOffset < 0)
         {
             peer.installOffset = 0;
+            peer.installAcked = 0;
+        }
+        else if (0 == nextOffset)
+        {
+            // The follower holds none of it (it has no room yet, or is writing a snapshot of its own): the next
+            // attempt starts at the first chunk, after a heartbeat interval (the chunks in flight fill the window
+            // until then), not at once and not from an offset the follower no longer holds.
             peer.installAcked = 0;
         }
         else
