@@ -260,7 +260,7 @@ final class LoopbackRelay
         final boolean leader = "leader".equals(args[0]);
         final int durableArg = leader ? 1 : 3;
         try (RelayLogFile file = args.length > durableArg ? new RelayLogFile(Path.of(args[durableArg + 1]),
-            leader ? "leader" : "follower-" + ProcessHandle.current().pid(), Integer.parseInt(args[durableArg])) :
+            leader ? "leader" : "follower-" + ProcessHandle.current().pid(), 2 == Integer.parseInt(args[durableArg])) :
             null)
         {
             if (leader)

@@ -31,27 +31,23 @@ final class RelayLogFile implements AutoCloseable
     /**
      * @param dir   where the files go (created by the caller, deleted by it).
      * @param name  a name unique among the relay's processes.
-     * @param syncs 1 (the data) or 2 (the data, then the promise).
+     * @param keepPromise true to keep a promise: two syncs per round (the data, then the promise), else one.
      */
-    RelayLogFile(final Path dir, final String name, final int syncs) throws IOException
+    RelayLogFile(final Path dir, final String name, final boolean keepPromise) throws IOException
     {
-        if (syncs < 1 || syncs > 2)
-        {
-            throw new IllegalArgumentException("syncs per round must be 1 or 2, not " + syncs);
-        }
         data = FileChannel.open(dir.resolve(name + ".log"), StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
             StandardOpenOption.WRITE);
         data.write(ByteBuffer.allocate(1), LENGTH - 1); // sparse: the length, no blocks
-        if (2 == syncs)
+        if (keepPromise)
         {
             promiseChannel = FileChannel.open(dir.resolve(name + ".promise"), StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.READ, StandardOpenOption.WRITE);
-            promise = promiseChannel.map(FileChannel.MapMode.READ_WRITE, 0, PAGE);
+            this.promise = promiseChannel.map(FileChannel.MapMode.READ_WRITE, 0, PAGE);
         }
         else
         {
             promiseChannel = null;
-            promise = null;
+            this.promise = null;
         }
     }
 

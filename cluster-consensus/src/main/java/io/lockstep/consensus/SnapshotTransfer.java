@@ -63,86 +63,6 @@ final class SnapshotTransfer
         return storage;
     }
 
-    /**
-     * Start receiving a snapshot at its first chunk, if there is room for it; if not, the leader is told to wait.
-     *
-     * @return true if the install began.
-     */
-    private boolean beginInstall(final int fromLeaderId, final long term, final long position,
-        final long snapshotTerm, final long totalLength)
-    {
-        if (!roomFor(totalLength, fromLeaderId, position))
-        {
-            storage.abortInstall();
-            installingPosition = -1;
-            refusedPosition = position;
-            refusedLength = totalLength;
-            // 0, not -1: the leader sends the first chunk again after a heartbeat interval, not at once.
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
-            return false;
-        }
-        refusedPosition = -1;
-        storage.beginInstall(position, snapshotTerm, totalLength);
-        installingPosition = position;
-        installReceived = 0;
-        installingLength = totalLength;
-        installingSnapshotTerm = snapshotTerm;
-        installingLeaderTerm = term;
-        installingLeader = fromLeaderId;
-        return true;
-    }
-
-    /** @return bytes the install under way holds on disk, which beginning another (or this one again) frees. */
-    private long heldByInstall()
-    {
-        return installingPosition >= 0 ? installReceived : 0;
-    }
-
-    /**
-     * @return false if the chunk could not be written (a full disk): the install is dropped and asked for again,
-     * and when the leader sends the first chunk again the room is looked at first.
-     */
-    private boolean writeChunk(final DirectBuffer buffer, final int chunkOffset, final int chunkLength,
-        final int fromLeaderId, final long term, final long position)
-    {
-        try
-        {
-            storage.installChunk(buffer, chunkOffset, chunkLength);
-            return true;
-        }
-        catch (final ArchiveException ex)
-        {
-            storage.abortInstall();
-            installingPosition = -1;
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
-                "again: {2}", memberId, fromLeaderId, ex.getMessage());
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
-            return false;
-        }
-    }
-
-    /**
-     * @return true if the store has room for a snapshot of this length and {@link #INSTALL_HEADROOM_BYTES} beside
-     * it, or cannot tell; false is said in the log once per snapshot refused.
-     */
-    private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
-    {
-        final long usable = storage.usableSpace();
-        // What the install under way holds is freed when this one begins: a first chunk sent again is not refused
-        // for the room its own first attempt took.
-        if (usable < 0 || usable + heldByInstall() - INSTALL_HEADROOM_BYTES >= totalLength)
-        {
-            return true;
-        }
-        if (position != refusedPosition || totalLength != refusedLength)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: no room for the snapshot from {1} at {2} ({3} " +
-                "bytes, {4} usable, {5} kept free beside it); it asks again each heartbeat interval", memberId,
-                fromLeaderId, position, totalLength, usable, INSTALL_HEADROOM_BYTES);
-        }
-        return false;
-    }
-
     // ----------------------------------------------------------------------------------------------- leader side
 
     /**
@@ -339,5 +259,85 @@ final class SnapshotTransfer
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;
         }
+    }
+
+    /**
+     * Start receiving a snapshot at its first chunk, if there is room for it; if not, the leader is told to wait.
+     *
+     * @return true if the install began.
+     */
+    private boolean beginInstall(final int fromLeaderId, final long term, final long position,
+        final long snapshotTerm, final long totalLength)
+    {
+        if (!roomFor(totalLength, fromLeaderId, position))
+        {
+            storage.abortInstall();
+            installingPosition = -1;
+            refusedPosition = position;
+            refusedLength = totalLength;
+            // 0, not -1: the leader sends the first chunk again after a heartbeat interval, not at once.
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
+            return false;
+        }
+        refusedPosition = -1;
+        storage.beginInstall(position, snapshotTerm, totalLength);
+        installingPosition = position;
+        installReceived = 0;
+        installingLength = totalLength;
+        installingSnapshotTerm = snapshotTerm;
+        installingLeaderTerm = term;
+        installingLeader = fromLeaderId;
+        return true;
+    }
+
+    /** @return bytes the install under way holds on disk, which beginning another (or this one again) frees. */
+    private long heldByInstall()
+    {
+        return installingPosition >= 0 ? installReceived : 0;
+    }
+
+    /**
+     * @return false if the chunk could not be written (a full disk): the install is dropped and asked for again,
+     * and when the leader sends the first chunk again the room is looked at first.
+     */
+    private boolean writeChunk(final DirectBuffer buffer, final int chunkOffset, final int chunkLength,
+        final int fromLeaderId, final long term, final long position)
+    {
+        try
+        {
+            storage.installChunk(buffer, chunkOffset, chunkLength);
+            return true;
+        }
+        catch (final ArchiveException ex)
+        {
+            storage.abortInstall();
+            installingPosition = -1;
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
+                "again: {2}", memberId, fromLeaderId, ex.getMessage());
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            return false;
+        }
+    }
+
+    /**
+     * @return true if the store has room for a snapshot of this length and {@link #INSTALL_HEADROOM_BYTES} beside
+     * it, or cannot tell; false is said in the log once per snapshot refused.
+     */
+    private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
+    {
+        final long usable = storage.usableSpace();
+        // What the install under way holds is freed when this one begins: a first chunk sent again is not refused
+        // for the room its own first attempt took.
+        if (usable < 0 || usable + heldByInstall() - INSTALL_HEADROOM_BYTES >= totalLength)
+        {
+            return true;
+        }
+        if (position != refusedPosition || totalLength != refusedLength)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: no room for the snapshot from {1} at {2} ({3} " +
+                "bytes, {4} usable, {5} kept free beside it); it asks again each heartbeat interval", memberId,
+                fromLeaderId, position, totalLength, usable, INSTALL_HEADROOM_BYTES);
+        }
+        return false;
     }
 }

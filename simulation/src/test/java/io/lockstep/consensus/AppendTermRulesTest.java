@@ -1,7 +1,6 @@
 package io.lockstep.consensus;
 
 import io.lockstep.archive.FrameDescriptor;
-import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.AppendRequestEncoder;
 import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
 import io.lockstep.consensus.codecs.MessageHeaderEncoder;
@@ -9,9 +8,6 @@ import io.lockstep.simulation.SimLog;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Random;
 
 import static java.nio.ByteOrder.LITTLE_ENDIAN;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -37,10 +33,7 @@ class AppendTermRulesTest
     {
         final MemoryElectionState electionState = new MemoryElectionState();
         electionState.save(3, ElectionStateStore.NO_VOTE);
-        final List<Member> members = List.of(new Member(0, "h", 1, true), new Member(1, "h", 2, true),
-            new Member(2, "h", 3, true));
-        member = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
-            transport, log, electionState, new Random(1));
+        member = MemberOfThree.memberTwo(() -> nowNs, transport, log, electionState);
         member.doWork();
     }
 

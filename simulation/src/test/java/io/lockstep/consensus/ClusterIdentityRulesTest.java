@@ -1,6 +1,5 @@
 package io.lockstep.consensus;
 
-import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.AppendResponseDecoder;
 import io.lockstep.consensus.codecs.AppendResponseEncoder;
 import io.lockstep.consensus.codecs.BooleanType;
@@ -20,7 +19,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -50,10 +48,7 @@ class ClusterIdentityRulesTest
     {
         electionState.saveIdentity(new ClusterIdentity(OWN_HIGH, OWN_LOW, true, true));
         electionState.save(3, ElectionStateStore.NO_VOTE);
-        final List<Member> members = List.of(new Member(0, "h", 1, true), new Member(1, "h", 2, true),
-            new Member(2, "h", 3, true));
-        member = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN), () -> nowNs, () -> nowNs,
-            transport, new SimLog(64 * 1024), electionState, new Random(1));
+        member = MemberOfThree.memberTwo(() -> nowNs, transport, new SimLog(64 * 1024), electionState);
         member.doWork();
     }
 

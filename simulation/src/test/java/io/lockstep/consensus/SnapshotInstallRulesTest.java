@@ -1,6 +1,5 @@
 package io.lockstep.consensus;
 
-import io.lockstep.cluster.transport.Member;
 import io.lockstep.consensus.codecs.InstallSnapshotEncoder;
 import io.lockstep.consensus.codecs.InstallSnapshotResponseDecoder;
 import io.lockstep.consensus.codecs.MessageHeaderDecoder;
@@ -15,8 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -45,10 +42,7 @@ class SnapshotInstallRulesTest
     {
         electionState.saveIdentity(new ClusterIdentity(OWN_HIGH, OWN_LOW, true, true));
         electionState.save(3, ElectionStateStore.NO_VOTE);
-        final List<Member> members = List.of(new Member(0, "h", 1, true), new Member(1, "h", 2, true),
-            new Member(2, "h", 3, true));
-        member = new ConsensusAgent(ConsensusConfig.of(2, members, TimeoutProfile.LAN), () -> 1_000_000_000L,
-            () -> 1_000_000_000L, transport, new SimLog(64 * 1024), electionState, new Random(1));
+        member = MemberOfThree.memberTwo(() -> 1_000_000_000L, transport, new SimLog(64 * 1024), electionState);
         storage = new FileSnapshotStorage(dir);
         member.attachService(storage, null);
         member.doWork();
