@@ -105,8 +105,8 @@ final class LoopbackEcho
     /**
      * The paced client over one socket: what is offered is sent on the next poll, in one write, as Lockstep's client
      * sends; times each echo that comes back whole from the intended send time it carries. A socket that takes no
-     * more (the server not reading) is never waited on: what it did not take stays for the next poll, which reads the
-     * echoes first, and an offer that does not fit is refused (back pressure), so neither side can end up writing to
+     * more (the server not reading) is never waited on: what it did not take stays for the next poll, which also reads
+     * the echoes, and an offer that does not fit is refused (back pressure), so neither side can end up writing to
      * the other forever with neither reading.
      */
     static final class SocketClient implements SendPacer.Client

@@ -207,8 +207,9 @@ final class PeerMessageHandler
         final int bytesOffset = s.limit() + InstallSnapshotDecoder.chunkHeaderLength();
         // A snapshot ends at an entry of the leader's log, so its term is never above the leader's: one that is
         // would be refused again at every restart once installed.
-        if (bytesOffset + chunkLength > m.end() || chunkOffset < 0 || totalLength < 0 ||
-            chunkOffset + chunkLength > totalLength || s.snapshotTerm() > s.term() || s.snapshotTerm() < 0 ||
+        // In longs: a chunk length of 2^31 or more reads as negative, and sums of ints near it wrap.
+        if (chunkLength < 0 || (long)bytesOffset + chunkLength > m.end() || chunkOffset < 0 || totalLength < 0 ||
+            chunkOffset > totalLength - chunkLength || s.snapshotTerm() > s.term() || s.snapshotTerm() < 0 ||
             s.snapshotPosition() < 0)
         {
             LOGGER.log(System.Logger.Level.WARNING, "dropped malformed snapshot chunk from {0}", from);

@@ -86,8 +86,8 @@ public interface SnapshotStorage extends AutoCloseable
     /**
      * Take the next chunk of the snapshot being received, in order.
      *
-     * @throws io.lockstep.archive.ArchiveException if it cannot be written (a full disk): the install is then
-     * dropped and asked for again.
+     * @throws io.lockstep.archive.ArchiveException if there is no space for it: the install is then dropped and
+     * asked for again.
      */
     void installChunk(DirectBuffer buffer, int offset, int length);
 

@@ -234,7 +234,7 @@ final class SnapshotTransfer
                 sameInstall ? installReceived : refused ? 0 : -1, false);
             return null;
         }
-        if (!writeChunk(buffer, chunkOffset, chunkLength, fromLeaderId, term, position))
+        if (!writeChunk(buffer, chunkOffset, chunkLength, fromLeaderId, term, position, totalLength))
         {
             return null;
         }
@@ -256,6 +256,7 @@ final class SnapshotTransfer
             LOGGER.log(System.Logger.Level.WARNING,
                 "member {0}: snapshot from {1} failed its checks, asking again: {2}",
                 memberId, fromLeaderId, ex.getMessage());
+            storage.abortInstall();
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;
         }
@@ -297,11 +298,11 @@ final class SnapshotTransfer
     }
 
     /**
-     * @return false if the chunk could not be written (a full disk): the install is dropped and asked for again,
-     * and when the leader sends the first chunk again the room is looked at first.
+     * @return false if there was no space for the chunk: the install is dropped and asked for again after a
+     * heartbeat interval, when the room is looked at first.
      */
     private boolean writeChunk(final DirectBuffer buffer, final int chunkOffset, final int chunkLength,
-        final int fromLeaderId, final long term, final long position)
+        final int fromLeaderId, final long term, final long position, final long totalLength)
     {
         try
         {
@@ -310,11 +311,15 @@ final class SnapshotTransfer
         }
         catch (final ArchiveException ex)
         {
-            storage.abortInstall();
-            installingPosition = -1;
+            // Refused as for want of room at the start: the leader is asked to wait a heartbeat interval (0), and
+            // the chunks still in flight are answered the same way, not each with a restart.
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
                 "again: {2}", memberId, fromLeaderId, ex.getMessage());
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
+            storage.abortInstall();
+            installingPosition = -1;
+            refusedPosition = position;
+            refusedLength = totalLength;
+            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
             return false;
         }
     }

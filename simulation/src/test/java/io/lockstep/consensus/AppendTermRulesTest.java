@@ -95,7 +95,21 @@ class AppendTermRulesTest
         assertEquals(1, member.leaderId());
     }
 
+    @Test
+    void aChunkWhoseLengthReadsAsNegativeIsDroppedAndTheMemberGoesOn()
+    {
+        deliverChunk(LEADER_TERM, 0x8000_0000);
+        assertEquals(3, member.term(), "dropped as malformed before its term is looked at");
+        assertEquals(-1, member.leaderId());
+    }
+
     private void deliverChunk(final long snapshotTerm)
+    {
+        deliverChunk(snapshotTerm, 100);
+    }
+
+    /** @param claimedLength the chunk's length field (its data is 100 bytes whatever it says). */
+    private void deliverChunk(final long snapshotTerm, final int claimedLength)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[512]);
         final InstallSnapshotEncoder chunk = new InstallSnapshotEncoder()
@@ -104,6 +118,7 @@ class AppendTermRulesTest
             .totalLength(1000).configEpoch(0).configVersion(1).voters(0b111).learners(0)
             .putChunk(new byte[100], 0, 100);
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + chunk.encodedLength()];
+        buffer.putInt(bytes.length - 100 - Integer.BYTES, claimedLength, LITTLE_ENDIAN);
         buffer.getBytes(0, bytes);
         transport.deliver(1, bytes);
         nowNs += 1_000_000;

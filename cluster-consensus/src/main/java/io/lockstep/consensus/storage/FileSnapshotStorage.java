@@ -242,22 +242,22 @@ public final class FileSnapshotStorage implements SnapshotStorage
         }
         catch (final IOException ex)
         {
-            throw new ArchiveException(ArchiveException.Reason.IO_ERROR, store.directory().resolve(INSTALL_FILE),
-                installed, "cannot write the snapshot being received: " + ex.getMessage(), ex);
+            // As for the log: no space is waited out; any other write error may have lost what it covered, and is
+            // fatal.
+            if (NoSpace.is(ex))
+            {
+                throw new ArchiveException(ArchiveException.Reason.IO_ERROR, store.directory().resolve(INSTALL_FILE),
+                    installed, "no space for the snapshot being received: " + ex.getMessage(), ex);
+            }
+            throw new IllegalStateException("cannot write " + store.directory().resolve(INSTALL_FILE), ex);
         }
         installed += length;
     }
 
     public long usableSpace()
     {
-        try
-        {
-            return Files.getFileStore(store.directory()).getUsableSpace();
-        }
-        catch (final IOException ex)
-        {
-            return -1;
-        }
+        final long usable = store.directory().toFile().getUsableSpace(); // one statvfs; 0 if it cannot tell
+        return usable > 0 ? usable : -1;
     }
 
     public Loaded completeInstall()
@@ -499,18 +499,21 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     public void abortInstall()
     {
-        if (null != installChannel)
+        try
         {
-            try
+            if (null != installChannel)
             {
                 installChannel.close();
-                Files.deleteIfExists(store.directory().resolve(INSTALL_FILE));
+                installChannel = null;
             }
-            catch (final IOException ex)
-            {
-                LOGGER.log(System.Logger.Level.WARNING, "cannot remove abandoned install: {0}", ex.getMessage());
-            }
+            // Also after a completed install failed its checks (the channel closed then): its file would otherwise
+            // hold the disk until a restart.
+            Files.deleteIfExists(store.directory().resolve(INSTALL_FILE));
+        }
+        catch (final IOException ex)
+        {
             installChannel = null;
+            LOGGER.log(System.Logger.Level.WARNING, "cannot remove abandoned install: {0}", ex.getMessage());
         }
     }
 
