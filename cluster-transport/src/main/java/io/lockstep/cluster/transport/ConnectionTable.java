@@ -151,6 +151,7 @@ final class ConnectionTable
         }
         c.growWriteBufferToFull();
         c.growReadBufferToFull();
+        c.lastHeardNs = nowNs;
         c.endpoint = peerId;
         members[peerId] = c;
         return null;

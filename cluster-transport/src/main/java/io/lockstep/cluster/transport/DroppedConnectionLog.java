@@ -1,26 +1,20 @@
 package io.lockstep.cluster.transport;
 
-import java.util.concurrent.TimeUnit;
-
 /**
- * The log lines of one kind of dropped connection, at most {@link #LINES_PER_SECOND} a second: a flood of bad
- * connections must not turn the member's thread into a log writer. Lines held back are counted in one line once
+ * The log lines of one kind of dropped connection, at most {@link LineBudget#LINES_PER_SECOND} a second: a flood of
+ * bad connections must not turn the member's thread into a log writer. Lines held back are counted in one line once
  * their second is over. The problem listener (counters, {@code tool errors}) still hears every drop; this bounds
  * only the text. Reads the transport's clock, never the wall's: the simulation stays deterministic.
  */
 final class DroppedConnectionLog
 {
-    static final int LINES_PER_SECOND = 10;
     private static final System.Logger LOGGER = System.getLogger(TcpTransport.class.getName());
-    private static final long WINDOW_NS = TimeUnit.SECONDS.toNanos(1);
 
     private final String kind;
     private final int selfId;
     /** A client or tool retries every backoff interval and reports the last reason itself: its lines are debug. */
     private final System.Logger.Level level;
-    private long windowStartNs = Long.MIN_VALUE / 2;
-    private int linesInWindow;
-    private long heldBack;
+    private final LineBudget budget = new LineBudget();
 
     /**
      * @param kind   what this log counts, as the held-back line names it: {@code connection} or {@code identity}.
@@ -38,15 +32,9 @@ final class DroppedConnectionLog
      */
     boolean log(final long nowNs, final Object peer, final String reason)
     {
-        if (nowNs - windowStartNs >= WINDOW_NS)
+        reportIfOver(nowNs);
+        if (!budget.take(nowNs))
         {
-            reportHeldBack();
-            windowStartNs = nowNs;
-            linesInWindow = 0;
-        }
-        if (++linesInWindow > LINES_PER_SECOND)
-        {
-            heldBack++;
             return false;
         }
         // Ids as plain digits (a client's endpoint is 1048576 and up), not grouped as numbers are by default.
@@ -61,24 +49,16 @@ final class DroppedConnectionLog
      */
     void reportIfOver(final long nowNs)
     {
-        if (heldBack > 0 && nowNs - windowStartNs >= WINDOW_NS)
+        final long heldBack = budget.heldBackIfOver(nowNs);
+        if (heldBack > 0)
         {
-            reportHeldBack();
+            LOGGER.log(level, "member {0}: {1} more dropped connections ({2}) were not logged in that second: see " +
+                "lockstep_connections_refused_total and tool errors", selfId, heldBack, kind);
         }
     }
 
     long heldBack()
     {
-        return heldBack;
-    }
-
-    private void reportHeldBack()
-    {
-        if (heldBack > 0)
-        {
-            LOGGER.log(level, "member {0}: {1} more dropped connections ({2}) were not logged in that second: see " +
-                "lockstep_connections_refused_total and tool errors", selfId, heldBack, kind);
-            heldBack = 0;
-        }
+        return budget.heldBack();
     }
 }

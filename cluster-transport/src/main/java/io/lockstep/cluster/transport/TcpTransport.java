@@ -667,10 +667,29 @@ public final class TcpTransport implements Transport
         }
         if (null != previous && previous != c)
         {
-            // The peer reconnected (it restarted, or saw the old connection die first): the new one wins.
-            disconnect(previous, null);
+            // The newest connection for an id wins, so that a member whose host crashed or was cut off gets back
+            // at once. An honest restart closes the old connection first (its end is read before a new handshake
+            // completes), so a replacement is named: if it repeats, two peers claim the id.
+            disconnect(previous, "member " + peerId + " connected again from " + remoteOf(c) + " while its " +
+                "connection from " + remoteOf(previous) + " was open (last heard " +
+                TimeUnit.NANOSECONDS.toMillis(nowNs - previous.lastHeardNs) + " ms ago); the new one is kept. Once " +
+                "is a member whose host crashed or was cut off; if it repeats, two processes run as member " + peerId +
+                ", or the member secret is known outside the cluster");
         }
         return true;
+    }
+
+    private static String remoteOf(final TcpConnection c)
+    {
+        try
+        {
+            final Object address = c.channel.getRemoteAddress();
+            return null == address ? "an unknown address" : address.toString();
+        }
+        catch (final IOException ex)
+        {
+            return "an unknown address";
+        }
     }
 
     private void disconnect(final TcpConnection c, final String reason)
@@ -706,10 +725,7 @@ public final class TcpTransport implements Transport
     /** Whole messages came from a connection: a client is alive; a member dialled has answered. */
     private void heard(final TcpConnection c)
     {
-        if (c.endpoint >= CLIENT_ENDPOINT_BASE)
-        {
-            c.lastHeardNs = nowNs;
-        }
+        c.lastHeardNs = nowNs; // a client's idle bound; a member's, to say how long ago it spoke when replaced
         if (!c.heardFrom)
         {
             c.heardFrom = true;

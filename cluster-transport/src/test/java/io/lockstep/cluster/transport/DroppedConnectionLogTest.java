@@ -15,7 +15,7 @@ class DroppedConnectionLogTest
     {
         final DroppedConnectionLog log = new DroppedConnectionLog("connection", 0);
         long nowNs = 1_000_000_000L;
-        for (int i = 0; i < DroppedConnectionLog.LINES_PER_SECOND; i++)
+        for (int i = 0; i < LineBudget.LINES_PER_SECOND; i++)
         {
             assertTrue(log.log(nowNs++, "unidentified peer", "garbage " + i));
         }
@@ -36,7 +36,7 @@ class DroppedConnectionLogTest
     {
         final DroppedConnectionLog log = new DroppedConnectionLog("identity", -1);
         final long start = 5_000_000_000L;
-        for (int i = 0; i < DroppedConnectionLog.LINES_PER_SECOND + 3; i++)
+        for (int i = 0; i < LineBudget.LINES_PER_SECOND + 3; i++)
         {
             log.log(start, 7, "wrong proof");
         }

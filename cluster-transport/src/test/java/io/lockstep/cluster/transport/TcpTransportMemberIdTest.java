@@ -1,0 +1,141 @@
+package io.lockstep.cluster.transport;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The member secret proves that a peer is a member, not which one: a second connection that claims an id while the
+ * first is open replaces it, and the member says so (an identity problem naming both ends), because an honest
+ * member's old connection is gone before it reconnects.
+ */
+class TcpTransportMemberIdTest
+{
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
+    private static final ClusterSecret SECRET =
+        ClusterSecret.of("the-member-secret-of-this-test".getBytes(StandardCharsets.US_ASCII));
+
+    private final List<String> identityProblems = new ArrayList<>();
+    private final List<TcpTransport> transports = new ArrayList<>();
+    private long clockOffsetNs;
+
+    @AfterEach
+    void close()
+    {
+        transports.forEach(TcpTransport::close);
+    }
+
+    @Test
+    void aSecondConnectionClaimingAnOpenMembersIdReplacesItAndIsNamed() throws IOException
+    {
+        final List<Member> members = members();
+        final TcpTransport accepting = member(1, members);
+        final TcpTransport first = member(0, members);
+        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+        assertTrue(identityProblems.isEmpty(), identityProblems.toString());
+
+        clockOffsetNs += TimeUnit.MILLISECONDS.toNanos(250);
+        // A second process configured as member 0 on another port (the first holds member 0's), or an impostor.
+        final TcpTransport second = member(0, List.of(new Member(0, "127.0.0.1", freePort(), true), members.get(1)));
+        pumpUntil(() -> second.isConnected(1) && !replacements().isEmpty(), accepting, second);
+
+        assertTrue(accepting.isConnected(0), "the newer connection is kept");
+        assertEquals(1, replacements().size(), identityProblems.toString());
+        final String problem = replacements().get(0);
+        assertTrue(problem.contains("member 0 connected again from /127.0.0.1:"), problem);
+        assertTrue(problem.contains("while its connection from /127.0.0.1:"), problem);
+        final Matcher heard = Pattern.compile("last heard (\\d+) ms ago").matcher(problem);
+        assertTrue(heard.find(), problem);
+        assertTrue(Long.parseLong(heard.group(1)) >= 250, problem);
+        assertTrue(problem.contains("two processes run as member 0"), problem);
+        pumpUntil(() -> !first.isConnected(1), first);
+    }
+
+    @Test
+    void aMemberThatClosedItsConnectionReconnectsWithoutAProblem() throws IOException
+    {
+        final List<Member> members = members();
+        final TcpTransport accepting = member(1, members);
+        final TcpTransport first = member(0, members);
+        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+
+        first.close(); // a restart: the process's sockets close with it
+        pumpUntil(() -> !accepting.isConnected(0), accepting);
+        final TcpTransport restarted = member(0, members);
+        pumpUntil(() -> accepting.isConnected(0) && restarted.isConnected(1), accepting, restarted);
+
+        assertTrue(replacements().isEmpty(), identityProblems.toString());
+    }
+
+    private List<String> replacements()
+    {
+        return identityProblems.stream().filter(p -> p.contains("connected again")).toList();
+    }
+
+    private TcpTransport member(final int id, final List<Member> members)
+    {
+        final TcpTransport transport = new TcpTransport(id, members, 1 << 20, 1 << 16, SECRET,
+            ClientProtocolShapes.create()).problemListener(new ProblemListener()
+            {
+                public void onProblem(final String problem)
+                {
+                    onProblem("connection", problem);
+                }
+
+                public void onProblem(final String kind, final String problem)
+                {
+                    if ("identity".equals(kind))
+                    {
+                        identityProblems.add(problem);
+                    }
+                }
+            });
+        transports.add(transport);
+        return transport;
+    }
+
+    private static List<Member> members() throws IOException
+    {
+        return List.of(new Member(0, "127.0.0.1", freePort(), true), new Member(1, "127.0.0.1", freePort(), true));
+    }
+
+    private void pumpUntil(final BooleanSupplier done, final TcpTransport... parties)
+    {
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (!done.getAsBoolean())
+        {
+            if (System.nanoTime() > deadline)
+            {
+                fail("not done within " + TimeUnit.NANOSECONDS.toSeconds(TIMEOUT_NS) + " s; identity problems: " +
+                    identityProblems);
+            }
+            final long now = System.nanoTime() + clockOffsetNs;
+            for (final TcpTransport t : parties)
+            {
+                t.poll(now, (endpoint, buffer, offset, length) -> { });
+                t.flush(now);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket socket = new ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
+    }
+}
