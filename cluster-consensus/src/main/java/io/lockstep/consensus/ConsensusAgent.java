@@ -52,6 +52,7 @@ public final class ConsensusAgent implements Agent
     private final FollowerLog followerLog;
     private final MemberMetrics metrics = new MemberMetrics();
     private final MemberErrors errors;
+    private final PeerProblems peerProblems;
     private final PeerState[] peers;
     private final Membership membership;
     private final ClusterFormation formation;
@@ -106,6 +107,7 @@ public final class ConsensusAgent implements Agent
         this.clock = clock;
         this.logClock = new LogClock(wallClock);
         this.errors = new MemberErrors(wallClock, metrics);
+        this.peerProblems = new PeerProblems(config.memberId(), errors, clock);
         this.transport = transport;
         this.log = log;
         this.electionState = electionState;
@@ -121,7 +123,7 @@ public final class ConsensusAgent implements Agent
         this.acks = new FollowerAcks(memberId, log, termIndex, publisher, this::nowNs);
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,
             membership);
-        this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership);
+        this.followerLog = new FollowerLog(memberId, log, termIndex, logClock, membership, peerProblems);
         this.repair = new FrameRepair(memberId, log, followerLog, acks, leader, metrics, errors,
             () -> becomeFollower(term, -1));
         this.owedFrames = new OwedFrames(memberId, log, termIndex, membership, formation, publisher, metrics, errors);
@@ -268,6 +270,7 @@ public final class ConsensusAgent implements Agent
             }
         }
         membershipExchange.announce(peers, transport);
+        peerProblems.reportIfOver(nowNs);
         work += transport.flush(nowNs);
         // Gauges for the metrics endpoint: a few release stores per duty cycle, no allocation.
         final boolean owes = LogOrder.owesPromisedFrames(log, termIndex.lastTerm());
@@ -293,6 +296,12 @@ public final class ConsensusAgent implements Agent
     public MemberMetrics metrics()
     {
         return metrics;
+    }
+
+    /** @return where what a peer sent that was dropped or refused is told (member thread only). */
+    PeerProblems peerProblems()
+    {
+        return peerProblems;
     }
 
     /** @return this member's recent errors (member thread only). */

@@ -33,6 +33,8 @@ final class FollowerLog
     static final long DIVERGED = -2;
 
     private static final System.Logger LOGGER = System.getLogger(FollowerLog.class.getName());
+    /** The kind under which a refused append is recorded ({@code tool errors}). */
+    static final String REFUSED_APPEND = "refused-append";
 
     private final int memberId;
     private long divergedAt = -1;
@@ -45,11 +47,13 @@ final class FollowerLog
     private final TermIndex termIndex;
     private final LogClock logClock;
     private long truncatedAt = -1;
+    private final PeerProblems problems;
 
     FollowerLog(
         final int memberId, final RaftLog log, final TermIndex termIndex, final LogClock logClock,
-        final Membership membership)
+        final Membership membership, final PeerProblems problems)
     {
+        this.problems = problems;
         this.membership = membership;
         this.memberId = memberId;
         this.log = log;
@@ -89,8 +93,8 @@ final class FollowerLog
         }
         if (!termsInOrder(buffer, offset, offset + length, prevTerm, leaderTerm))
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: a frame''s term falls " +
-                "below the one before it or rises above the leader''s term {2}", memberId, fromLeaderId, leaderTerm);
+            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": a frame's term " +
+                "falls below the one before it or rises above the leader's term " + leaderTerm);
             return REJECTED;
         }
         long position = prevPosition;
@@ -119,7 +123,10 @@ final class FollowerLog
                     divergedAt = position;
                     return DIVERGED;
                 }
-                truncateConflict(position, commitPosition);
+                if (!truncateConflict(position, commitPosition, fromLeaderId))
+                {
+                    return REJECTED;
+                }
             }
             if (!append(buffer, o, end - o, position, fromLeaderId))
             {
@@ -243,14 +250,18 @@ final class FollowerLog
                 }
                 if (RaftLog.BACK_PRESSURED == result)
                 {
-                    throw new IllegalStateException("append block of " + length + " bytes exceeds the log batch");
+                    // Not a block an honest leader of the same configuration sends: its blocks are bounded below
+                    // the batch. Refused, not fatal, so that a peer cannot stop the member with one.
+                    problems.report(REFUSED_APPEND, "refused an append of " + length + " bytes from member " +
+                        fromLeaderId + ": longer than this member's log batch (lockstep.log.max.batch); every " +
+                        "member must use the same lockstep.log.max.batch");
+                    return false;
                 }
             }
         }
         catch (final ArchiveException ex)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0} rejected log bytes from {1}: {2}",
-                memberId, fromLeaderId, ex.getMessage());
+            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": " + ex.getMessage());
             return false;
         }
         long p = position;
@@ -270,16 +281,26 @@ final class FollowerLog
         return true;
     }
 
-    private void truncateConflict(final long position, final long commitPosition)
+    /**
+     * State-machine safety: committed entries are never removed. No leader of this membership epoch lacks one
+     * (leader completeness), so a block that would cut one is refused, whoever sent it: a broken leader, or a peer
+     * that holds the member secret and lies. Refused rather than fatal, so that such a peer cannot stop the member
+     * with one message; the log keeps every committed entry either way.
+     *
+     * @return true if the log was cut at the position; false if the cut was refused.
+     */
+    private boolean truncateConflict(final long position, final long commitPosition, final int fromLeaderId)
     {
-        // State-machine safety: committed entries are never removed. A leader that asks for it is broken.
         if (position < commitPosition)
         {
-            throw new IllegalStateException("member " + memberId + " asked to truncate committed entries: position " +
-                position + " < commit " + commitPosition);
+            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": they differ from " +
+                "this member's log at position " + position + ", below its commit position " + commitPosition +
+                ", and committed entries are never cut");
+            return false;
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
         cutAt(position);
+        return true;
     }
 
     /**

@@ -62,7 +62,7 @@ public final class MemberMetrics
     public static final int LOG_RETAINED_BYTES = 30;
     /** Leader only: how long ago it first held a byte the furthest-behind voting follower lacks; 0 elsewhere. */
     public static final int FOLLOWER_LAG_NS = 31;
-    /** Messages from client connections dropped as malformed (the member carries on). */
+    /** Messages dropped as malformed, from clients or members (the member carries on). */
     public static final int MALFORMED_MESSAGES = 32;
     /** Leader only: bytes, and how long ago, the furthest-behind standby (non-voting member) lacks; 0 elsewhere. */
     public static final int STANDBY_LAG_BYTES = 33;
@@ -135,7 +135,7 @@ public final class MemberMetrics
         new Definition("log_retained_bytes", "Log bytes held: from the log's start (after purges) to its end", false),
         new Definition("follower_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
             "voting follower lacks", false),
-        new Definition("malformed_messages_total", "Messages from client connections dropped as malformed", true),
+        new Definition("malformed_messages_total", "Messages dropped as malformed, from clients or members", true),
         new Definition("standby_lag_bytes", "Leader only: bytes the furthest-behind standby lacks", false),
         new Definition("standby_lag_ns", "Leader only: how long ago it first held a byte the furthest-behind " +
             "standby lacks", false),

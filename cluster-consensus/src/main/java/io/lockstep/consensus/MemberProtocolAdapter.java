@@ -17,7 +17,6 @@ import java.nio.ByteOrder;
  */
 final class MemberProtocolAdapter implements Transport.MessageHandler
 {
-    private static final System.Logger LOGGER = System.getLogger(MemberProtocolAdapter.class.getName());
     /** Only to tell a codec's exception from the member's own. */
     private static final MessageShapes SHAPES = MemberProtocolShapes.create();
 
@@ -91,8 +90,9 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID
             || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "dropped message from {0}: schema {1} version {2}",
-                from, header.schemaId(), header.version());
+            agent.peerProblems().report("version", "dropped a message from " + endpointName(from) + ": schema " +
+                header.schemaId() + " version " + header.version() + ", where this member reads schema " +
+                MessageHeaderDecoder.SCHEMA_ID + " up to version " + MessageHeaderDecoder.SCHEMA_VERSION);
             return;
         }
         final InboundMessage m = message.set(buffer, offset, length, header);
@@ -108,7 +108,8 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         final int templateId = header.templateId();
         if (!peerMessages.onMessage(templateId, from, fromMember, m) && !toolRequests.onMessage(templateId, from, m))
         {
-            LOGGER.log(System.Logger.Level.WARNING, "dropped unknown message template {0} from {1}", templateId, from);
+            agent.peerProblems().report("malformed", "dropped a message of unknown template " + templateId +
+                " from " + endpointName(from));
         }
     }
 }

@@ -18,8 +18,6 @@ import io.lockstep.consensus.codecs.VoteDecoder;
  */
 final class PeerMessageHandler
 {
-    private static final System.Logger LOGGER = System.getLogger(PeerMessageHandler.class.getName());
-
     private final ConsensusAgent agent;
     private final ClusterFormation formation;
     private final OwedFrames owedFrames;
@@ -150,7 +148,9 @@ final class PeerMessageHandler
         final int bytesOffset = r.limit() + AppendRequestDecoder.logBytesHeaderLength();
         if (bytesOffset + bytesLength > m.end())
         {
-            LOGGER.log(System.Logger.Level.WARNING, "dropped truncated append request from {0}", from);
+            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+            agent.peerProblems().report("malformed", "dropped an append from member " + from + ": its log bytes (" +
+                bytesLength + ") run past the message's end");
             return;
         }
         agent.onAppendRequest(term, leaderId, sequence, prevPosition, prevTerm, commitPosition, clusterIdHigh,
@@ -212,7 +212,10 @@ final class PeerMessageHandler
             chunkOffset > totalLength - chunkLength || s.snapshotTerm() > s.term() || s.snapshotTerm() < 0 ||
             s.snapshotPosition() < 0)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "dropped malformed snapshot chunk from {0}", from);
+            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+            agent.peerProblems().report("malformed", "dropped a snapshot chunk from member " + from + ": its " +
+                "lengths, offset or term cannot be a snapshot's (chunk " + chunkLength + " bytes at " + chunkOffset +
+                " of " + totalLength + ", snapshot term " + s.snapshotTerm() + " in term " + s.term() + ")");
             return;
         }
         agent.onInstallSnapshot(s, m.buffer, bytesOffset);

@@ -103,6 +103,39 @@ class AppendTermRulesTest
         assertEquals(-1, member.leaderId());
     }
 
+    @Test
+    void aBlockLongerThanTheLogBatchIsRefusedAndTheMemberGoesOn()
+    {
+        final SimLog smallBatch = new SimLog(4 * FRAME);
+        final MemoryElectionState electionState = new MemoryElectionState();
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        member = MemberOfThree.memberTwo(() -> nowNs, transport, smallBatch, electionState);
+        member.doWork();
+
+        deliverAppend(0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
+
+        assertEquals(0, smallBatch.pendingPosition(), "nothing of the block is taken");
+        assertEquals(1, member.errors().recent().stream()
+            .filter(e -> e.message().contains("longer than this member's log batch")).count());
+
+        deliverAppend(0, 0, 4, 4);
+        assertEquals(2 * FRAME, smallBatch.pendingPosition(), "a block within the batch is taken after it");
+    }
+
+    @Test
+    void aBlockThatWouldCutCommittedEntriesIsRefusedAndTheMemberGoesOn()
+    {
+        deliverAppendSaying(2 * FRAME, 0, 0, 4, 4);
+        assertEquals(2 * FRAME, member.commitPosition(), "both frames are committed, as the leader says");
+
+        // Its frame at 0 conflicts with the committed one held there (term 5 against 4).
+        deliverAppendSaying(2 * FRAME, 0, 0, LEADER_TERM);
+
+        assertEquals(2 * FRAME, log.pendingPosition(), "the committed frames are still held");
+        assertEquals(1, member.errors().recent().stream()
+            .filter(e -> e.message().contains("committed entries are never cut")).count());
+    }
+
     private void deliverChunk(final long snapshotTerm)
     {
         deliverChunk(snapshotTerm, 100);
@@ -127,6 +160,13 @@ class AppendTermRulesTest
 
     private void deliverAppend(final long prevPosition, final long prevTerm, final long... frameTerms)
     {
+        deliverAppendSaying(0, prevPosition, prevTerm, frameTerms);
+    }
+
+    /** @param commitPosition the leader's commit position, as the append says it. */
+    private void deliverAppendSaying(
+        final long commitPosition, final long prevPosition, final long prevTerm, final long... frameTerms)
+    {
         final UnsafeBuffer frames = new UnsafeBuffer(new byte[frameTerms.length * FRAME]);
         for (int i = 0; i < frameTerms.length; i++)
         {
@@ -140,7 +180,7 @@ class AppendTermRulesTest
         final AppendRequestEncoder encoder = new AppendRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .term(LEADER_TERM).leaderId(1).sequence(1).prevPosition(prevPosition).prevTerm(prevTerm)
-            .commitPosition(0).configEpoch(0)
+            .commitPosition(commitPosition).configEpoch(0)
             .putLogBytes(frames, 0, frames.capacity());
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
         buffer.getBytes(0, bytes);
