@@ -21,6 +21,8 @@ public final class SnapshotImage implements SnapshotWriter
 {
     /** Bound on one fragment: archive-log's snapshot frames take up to this, less their headers. */
     public static final int MAX_FRAGMENT_LENGTH = 1024 * 1024 - 64;
+    /** Bound on a whole image: it is one array. */
+    public static final int MAX_LENGTH = ExpandableArrayBuffer.MAX_ARRAY_LENGTH;
 
     private final ExpandableArrayBuffer data;
     private long logPosition;

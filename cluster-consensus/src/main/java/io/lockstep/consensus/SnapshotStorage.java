@@ -101,6 +101,15 @@ public interface SnapshotStorage extends AutoCloseable
     }
 
     /**
+     * @return the largest snapshot this store can read into memory, as it does to check one received and to load it;
+     * the default, for a store whose images already are in memory, is no bound.
+     */
+    default long maxImageBytes()
+    {
+        return Long.MAX_VALUE;
+    }
+
+    /**
      * Drop the install under way, if any, and what it received: the member starts from a snapshot of its own
      * instead. Nothing recorded changes. The default does nothing, which suits a store whose next
      * {@link #beginInstall} drops an earlier install anyway and that holds nothing open meanwhile.

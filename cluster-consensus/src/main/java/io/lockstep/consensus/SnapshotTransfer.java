@@ -330,6 +330,19 @@ final class SnapshotTransfer
      */
     private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
     {
+        final boolean told = position == refusedPosition && totalLength == refusedLength;
+        if (totalLength > storage.maxImageBytes())
+        {
+            // Read whole into the heap to be checked, it would stop the member (and again at each resend).
+            if (!told)
+            {
+                LOGGER.log(System.Logger.Level.WARNING, "member {0}: the snapshot from {1} at {2} ({3} bytes) is " +
+                    "larger than this member can read into its heap ({4} bytes, half the heap); give members a heap " +
+                    "of at least twice the largest snapshot. It asks again each heartbeat interval", memberId,
+                    fromLeaderId, position, totalLength, storage.maxImageBytes());
+            }
+            return false;
+        }
         final long usable = storage.usableSpace();
         // What the install under way holds is freed when this one begins: a first chunk sent again is not refused
         // for the room its own first attempt took.
@@ -337,7 +350,7 @@ final class SnapshotTransfer
         {
             return true;
         }
-        if (position != refusedPosition || totalLength != refusedLength)
+        if (!told)
         {
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: no room for the snapshot from {1} at {2} ({3} " +
                 "bytes, {4} usable, {5} kept free beside it); it asks again each heartbeat interval", memberId,

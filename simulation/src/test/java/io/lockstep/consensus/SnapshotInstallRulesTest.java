@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a follower takes of a leader's snapshot chunks: one file's chunks only, whatever a later chunk says;
- * nothing at all from a leader of an older term; and no snapshot its disk has no room for. Driven message by
- * message, with the file snapshot store.
+ * nothing at all from a leader of an older term; and no snapshot its disk, or its heap, has no room for. Driven
+ * message by message, with the file snapshot store.
  */
 class SnapshotInstallRulesTest
 {
@@ -93,6 +93,19 @@ class SnapshotInstallRulesTest
         deliverChunk(5, 1, 0, 1000);
         assertEquals(100, answeredOffset(), "a snapshot that fits is taken");
         assertTrue(Files.exists(dir.resolve("snapshots").resolve("install.tmp")));
+    }
+
+    @Test
+    void aSnapshotLargerThanTheHeapCanReadIsNotWrittenAndTheLeaderIsAskedToWait()
+    {
+        final long tooLarge = storage.maxImageBytes() + 1;
+        assertTrue(tooLarge < dir.toFile().getUsableSpace(), "the disk alone would take it");
+        deliverChunk(5, 1, 0, tooLarge);
+        assertEquals(0, answeredOffset(), "refused: asked to wait");
+        assertFalse(Files.exists(dir.resolve("snapshots").resolve("install.tmp")), "nothing of it written");
+
+        deliverChunk(5, 1, 0, 1000);
+        assertEquals(100, answeredOffset(), "a snapshot that fits is taken");
     }
 
     /** A chunk of 100 bytes of a snapshot at 4,096, under configuration version 1. */

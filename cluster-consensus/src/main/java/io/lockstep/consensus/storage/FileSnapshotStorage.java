@@ -260,6 +260,15 @@ public final class FileSnapshotStorage implements SnapshotStorage
         return usable > 0 ? usable : -1;
     }
 
+    /**
+     * Half the heap: a snapshot is read whole into an image that grows by doubling, and the member's own images and
+     * state share the heap with it.
+     */
+    public long maxImageBytes()
+    {
+        return Math.min(Runtime.getRuntime().maxMemory() / 2, SnapshotImage.MAX_LENGTH);
+    }
+
     public Loaded completeInstall()
     {
         awaitWrite();
