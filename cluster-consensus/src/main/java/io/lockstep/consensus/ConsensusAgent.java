@@ -107,7 +107,7 @@ public final class ConsensusAgent implements Agent
         this.clock = clock;
         this.logClock = new LogClock(wallClock);
         this.errors = new MemberErrors(wallClock, metrics);
-        this.peerProblems = new PeerProblems(config.memberId(), errors, clock);
+        this.peerProblems = new PeerProblems(config.memberId(), errors, this::nowNs);
         this.transport = transport;
         this.log = log;
         this.electionState = electionState;
@@ -118,7 +118,8 @@ public final class ConsensusAgent implements Agent
         this.membershipExchange = new MembershipExchange(this, membership, publisher, errors,
             electionState, log, formation);
         this.pendingAppends = new PendingAppends(config.maxPendingClientAppends());
-        this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()));
+        this.snapshotTransfer = new SnapshotTransfer(publisher, memberId, Math.min(64 * 1024, config.maxBlockBytes()),
+            peerProblems);
 
         this.acks = new FollowerAcks(memberId, log, termIndex, publisher, this::nowNs);
         this.leader = new LeaderReplication(config, log, termIndex, publisher, snapshotTransfer, pendingAppends,

@@ -123,10 +123,7 @@ final class FollowerLog
                     divergedAt = position;
                     return DIVERGED;
                 }
-                if (!truncateConflict(position, commitPosition, fromLeaderId))
-                {
-                    return REJECTED;
-                }
+                truncateConflict(position, commitPosition);
             }
             if (!append(buffer, o, end - o, position, fromLeaderId))
             {
@@ -237,35 +234,93 @@ final class FollowerLog
         {
             return false; // a full disk holds the last bytes unwritten: no more until they are (the leader resends)
         }
+        final int end = offset + length;
+        long p = position;
+        for (int o = offset; o < end; )
+        {
+            final int taken = appendPiece(buffer, o, end - o, fromLeaderId);
+            if (taken <= 0)
+            {
+                return false; // what the pieces before took is held and noted: the leader resends from there
+            }
+            p = noteFrames(buffer, o, o + taken, p);
+            o += taken;
+        }
+        return true;
+    }
+
+    /**
+     * Append as much of the frames as one batch holds: all of them, or after a flush as many whole frames as fit. A
+     * block longer than this member's batch is then taken in pieces, so that a leader with a larger
+     * {@code lockstep.log.max.batch} is followed all the same; only a single frame longer than the batch is refused.
+     *
+     * @return bytes of the buffer taken (whole frames); 0 if the disk is full, -1 if refused.
+     */
+    private int appendPiece(final DirectBuffer buffer, final int offset, final int length, final int fromLeaderId)
+    {
+        int pieceLength = length;
         try
         {
-            long result = log.appendFrames(buffer, offset, length);
-            if (RaftLog.BACK_PRESSURED == result)
+            while (true)
             {
-                log.flush();
-                result = log.appendFrames(buffer, offset, length);
-                if (RaftLog.BACK_PRESSURED == result && null != log.writeProblem())
+                if (RaftLog.BACK_PRESSURED != log.appendFrames(buffer, offset, pieceLength))
                 {
-                    return false; // the disk is full: taken once it writes again (the leader resends)
+                    return pieceLength;
                 }
-                if (RaftLog.BACK_PRESSURED == result)
+                log.flush();
+                if (null != log.writeProblem())
                 {
-                    // Not a block an honest leader of the same configuration sends: its blocks are bounded below
-                    // the batch. Refused, not fatal, so that a peer cannot stop the member with one.
-                    problems.report(REFUSED_APPEND, "refused an append of " + length + " bytes from member " +
+                    return 0; // the disk is full: taken once it writes again (the leader resends)
+                }
+                if (RaftLog.BACK_PRESSURED != log.appendFrames(buffer, offset, pieceLength))
+                {
+                    return pieceLength;
+                }
+                final int shorter = wholeFramesWithin(buffer, offset, pieceLength, pieceLength / 2);
+                if (shorter >= pieceLength)
+                {
+                    problems.report(REFUSED_APPEND, "refused a frame of " + pieceLength + " bytes from member " +
                         fromLeaderId + ": longer than this member's log batch (lockstep.log.max.batch); every " +
                         "member must use the same lockstep.log.max.batch");
-                    return false;
+                    return -1;
                 }
+                pieceLength = shorter;
             }
         }
         catch (final ArchiveException ex)
         {
             problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": " + ex.getMessage());
-            return false;
+            return -1;
         }
+    }
+
+    /**
+     * @return the length of the longest run of whole frames from the offset within the bound, or of the first frame
+     * alone if even that is longer (frames already checked by {@link #accept}).
+     */
+    private static int wholeFramesWithin(
+        final DirectBuffer buffer, final int offset, final int length, final int bound)
+    {
+        int o = offset;
+        while (o < offset + length)
+        {
+            final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
+            final boolean padding = PADDING_FRAME_TYPE == buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
+            final int bytes = padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
+            if (o > offset && o - offset + bytes > bound)
+            {
+                break;
+            }
+            o += bytes;
+        }
+        return o - offset;
+    }
+
+    /** The term index, counters, log time and membership learn of frames now held. @return position after them. */
+    private long noteFrames(final DirectBuffer buffer, final int from, final int to, final long position)
+    {
         long p = position;
-        for (int o = offset; o < offset + length; )
+        for (int o = from; o < to; )
         {
             final int frameLength = buffer.getInt(o, LITTLE_ENDIAN);
             final int frameType = buffer.getInt(o + TYPE_OFFSET, LITTLE_ENDIAN);
@@ -278,29 +333,21 @@ final class FollowerLog
             p += padding ? frameLength : FrameDescriptor.alignedLength(frameLength);
             o += padding ? HEADER_LENGTH : FrameDescriptor.alignedLength(frameLength);
         }
-        return true;
+        return p;
     }
 
-    /**
-     * State-machine safety: committed entries are never removed. No leader of this membership epoch lacks one
-     * (leader completeness), so a block that would cut one is refused, whoever sent it: a broken leader, or a peer
-     * that holds the member secret and lies. Refused rather than fatal, so that such a peer cannot stop the member
-     * with one message; the log keeps every committed entry either way.
-     *
-     * @return true if the log was cut at the position; false if the cut was refused.
-     */
-    private boolean truncateConflict(final long position, final long commitPosition, final int fromLeaderId)
+    private void truncateConflict(final long position, final long commitPosition)
     {
+        // State-machine safety: committed entries are never removed. A leader that asks for it breaks Raft's rules
+        // (or is a liar holding the member secret): stopping is loud, where a refusal would let it go on sending
+        // from past the member's commit over a history that differs below it.
         if (position < commitPosition)
         {
-            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": they differ from " +
-                "this member's log at position " + position + ", below its commit position " + commitPosition +
-                ", and committed entries are never cut");
-            return false;
+            throw new IllegalStateException("member " + memberId + " asked to truncate committed entries: position " +
+                position + " < commit " + commitPosition);
         }
         LOGGER.log(System.Logger.Level.INFO, "member {0} truncates conflicting log at {1}", memberId, position);
         cutAt(position);
-        return true;
     }
 
     /**

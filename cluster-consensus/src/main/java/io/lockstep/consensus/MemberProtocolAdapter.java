@@ -90,6 +90,12 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID
             || header.version() > MessageHeaderDecoder.SCHEMA_VERSION)
         {
+            if (from >= Transport.CLIENT_ENDPOINT_BASE)
+            {
+                // Anyone can send this as a client: counted, not logged, so that it cannot crowd out members' lines.
+                agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+                return;
+            }
             agent.peerProblems().report("version", "dropped a message from " + endpointName(from) + ": schema " +
                 header.schemaId() + " version " + header.version() + ", where this member reads schema " +
                 MessageHeaderDecoder.SCHEMA_ID + " up to version " + MessageHeaderDecoder.SCHEMA_VERSION);
@@ -108,6 +114,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         final int templateId = header.templateId();
         if (!peerMessages.onMessage(templateId, from, fromMember, m) && !toolRequests.onMessage(templateId, from, m))
         {
+            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
             agent.peerProblems().report("malformed", "dropped a message of unknown template " + templateId +
                 " from " + endpointName(from));
         }

@@ -32,6 +32,8 @@ final class SnapshotTransfer
      * snapshot that would leave less is not taken, and the follower stays up without it.
      */
     static final long INSTALL_HEADROOM_BYTES = 64L * 1024 * 1024;
+    /** The kind under which a refused snapshot is recorded ({@code tool errors}). */
+    static final String SNAPSHOT_REFUSED = "snapshot-refused";
 
     private long installingPosition = -1;
     /** The snapshot last refused for want of room ({@link #roomFor}), or -1: its later chunks are answered 0. */
@@ -45,10 +47,16 @@ final class SnapshotTransfer
     private int installingLeader = -1;
     /** The last snapshot {@link #receive} returned was this member's own, not the leader's. */
     private boolean ownSnapshot;
+    private final PeerProblems problems;
 
-    SnapshotTransfer(final MemberProtocolPublisher publisher, final int memberId, final int chunkBytes)
+    /**
+     * @param problems where a follower tells of a snapshot it refuses (null on a leader-only test's transfer).
+     */
+    SnapshotTransfer(
+        final MemberProtocolPublisher publisher, final int memberId, final int chunkBytes, final PeerProblems problems)
     {
         this.publisher = publisher;
+        this.problems = problems;
         this.memberId = memberId;
         this.chunkBuffer = new UnsafeBuffer(new byte[chunkBytes]);
     }
@@ -336,10 +344,10 @@ final class SnapshotTransfer
             // Read whole into the heap to be checked, it would stop the member (and again at each resend).
             if (!told)
             {
-                LOGGER.log(System.Logger.Level.WARNING, "member {0}: the snapshot from {1} at {2} ({3} bytes) is " +
-                    "larger than this member can read into its heap ({4} bytes, half the heap); give members a heap " +
-                    "of at least twice the largest snapshot. It asks again each heartbeat interval", memberId,
-                    fromLeaderId, position, totalLength, storage.maxImageBytes());
+                problems.report(SNAPSHOT_REFUSED, "refused the snapshot from member " + fromLeaderId + " at " +
+                    position + " (" + totalLength + " bytes): larger than this member reads into its heap (" +
+                    storage.maxImageBytes() + " bytes, at most half the heap); give members a heap of at least " +
+                    "twice the largest snapshot. It asks again each heartbeat interval");
             }
             return false;
         }
@@ -352,9 +360,9 @@ final class SnapshotTransfer
         }
         if (!told)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: no room for the snapshot from {1} at {2} ({3} " +
-                "bytes, {4} usable, {5} kept free beside it); it asks again each heartbeat interval", memberId,
-                fromLeaderId, position, totalLength, usable, INSTALL_HEADROOM_BYTES);
+            problems.report(SNAPSHOT_REFUSED, "no room for the snapshot from member " + fromLeaderId + " at " +
+                position + " (" + totalLength + " bytes, " + usable + " usable, " + INSTALL_HEADROOM_BYTES +
+                " kept free beside it); it asks again each heartbeat interval");
         }
         return false;
     }

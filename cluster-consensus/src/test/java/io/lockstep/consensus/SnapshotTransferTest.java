@@ -12,7 +12,7 @@ class SnapshotTransferTest
     private static final long POSITION = 4096;
     private static final int CHUNK = 1024;
 
-    private final SnapshotTransfer transfer = new SnapshotTransfer(null, 0, CHUNK);
+    private final SnapshotTransfer transfer = new SnapshotTransfer(null, 0, CHUNK, null);
     private final PeerState peer = new PeerState(2, true);
 
     @Test

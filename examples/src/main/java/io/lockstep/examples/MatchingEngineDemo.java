@@ -137,7 +137,8 @@ public final class MatchingEngineDemo
                 }
                 if (killed >= 0 && cluster.pid(killed) < 0 && now >= restartAt)
                 {
-                    System.out.printf("lockstep demo: restarting member %d on its data directory%n", killed);
+                    System.out.printf("lockstep demo: member %d leads now (the session moved to it); restarting " +
+                        "member %d on its data directory%n", client.leaderId(), killed);
                     cluster.start(killed);
                 }
                 if (sent - acked < WINDOW)

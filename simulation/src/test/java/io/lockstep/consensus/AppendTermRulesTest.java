@@ -16,7 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * A follower takes no frames that cannot be a leader's log: terms that fall from one frame to the next, or rise
  * above the leader's own term; nor a snapshot whose term is above the leader's. Either, once on disk, would stop
- * the member, then and at every restart. Driven message by message through the member's own decoders.
+ * the member, then and at every restart. A block longer than its log batch it takes in pieces, and a frame longer
+ * than the batch it refuses, where both once stopped it. Driven message by message through the member's own
+ * decoders.
  */
 class AppendTermRulesTest
 {
@@ -104,36 +106,39 @@ class AppendTermRulesTest
     }
 
     @Test
-    void aBlockLongerThanTheLogBatchIsRefusedAndTheMemberGoesOn()
+    void aBlockLongerThanTheLogBatchIsTakenInPieces()
     {
-        final SimLog smallBatch = new SimLog(4 * FRAME);
-        final MemoryElectionState electionState = new MemoryElectionState();
-        electionState.save(3, ElectionStateStore.NO_VOTE);
-        member = MemberOfThree.memberTwo(() -> nowNs, transport, smallBatch, electionState);
-        member.doWork();
+        final SimLog smallBatch = followerWithBatch(3 * FRAME);
 
         deliverAppend(0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
 
-        assertEquals(0, smallBatch.pendingPosition(), "nothing of the block is taken");
-        assertEquals(1, member.errors().recent().stream()
-            .filter(e -> e.message().contains("longer than this member's log batch")).count());
+        assertEquals(8 * FRAME, smallBatch.pendingPosition(), "every frame is taken, a batch at a time");
+        assertEquals(0, member.errors().total(), "nothing refused");
 
-        deliverAppend(0, 0, 4, 4);
-        assertEquals(2 * FRAME, smallBatch.pendingPosition(), "a block within the batch is taken after it");
+        deliverAppend(8 * FRAME, 4, 4);
+        assertEquals(9 * FRAME, smallBatch.pendingPosition(), "the next block joins the last piece's frame");
     }
 
     @Test
-    void aBlockThatWouldCutCommittedEntriesIsRefusedAndTheMemberGoesOn()
+    void aFrameLongerThanTheLogBatchIsRefusedAndTheMemberGoesOn()
     {
-        deliverAppendSaying(2 * FRAME, 0, 0, 4, 4);
-        assertEquals(2 * FRAME, member.commitPosition(), "both frames are committed, as the leader says");
+        final SimLog tinyBatch = followerWithBatch(FRAME / 2);
 
-        // Its frame at 0 conflicts with the committed one held there (term 5 against 4).
-        deliverAppendSaying(2 * FRAME, 0, 0, LEADER_TERM);
+        deliverAppend(0, 0, 4);
 
-        assertEquals(2 * FRAME, log.pendingPosition(), "the committed frames are still held");
+        assertEquals(0, tinyBatch.pendingPosition(), "nothing of the block is taken");
         assertEquals(1, member.errors().recent().stream()
-            .filter(e -> e.message().contains("committed entries are never cut")).count());
+            .filter(e -> e.message().contains("longer than this member's log batch")).count());
+    }
+
+    private SimLog followerWithBatch(final int maxBatchLength)
+    {
+        final SimLog log = new SimLog(maxBatchLength);
+        final MemoryElectionState electionState = new MemoryElectionState();
+        electionState.save(3, ElectionStateStore.NO_VOTE);
+        member = MemberOfThree.memberTwo(() -> nowNs, transport, log, electionState);
+        member.doWork();
+        return log;
     }
 
     private void deliverChunk(final long snapshotTerm)
@@ -160,13 +165,6 @@ class AppendTermRulesTest
 
     private void deliverAppend(final long prevPosition, final long prevTerm, final long... frameTerms)
     {
-        deliverAppendSaying(0, prevPosition, prevTerm, frameTerms);
-    }
-
-    /** @param commitPosition the leader's commit position, as the append says it. */
-    private void deliverAppendSaying(
-        final long commitPosition, final long prevPosition, final long prevTerm, final long... frameTerms)
-    {
         final UnsafeBuffer frames = new UnsafeBuffer(new byte[frameTerms.length * FRAME]);
         for (int i = 0; i < frameTerms.length; i++)
         {
@@ -180,7 +178,7 @@ class AppendTermRulesTest
         final AppendRequestEncoder encoder = new AppendRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .term(LEADER_TERM).leaderId(1).sequence(1).prevPosition(prevPosition).prevTerm(prevTerm)
-            .commitPosition(commitPosition).configEpoch(0)
+            .commitPosition(0).configEpoch(0)
             .putLogBytes(frames, 0, frames.capacity());
         final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
         buffer.getBytes(0, bytes);

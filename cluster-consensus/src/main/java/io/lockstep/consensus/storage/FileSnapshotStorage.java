@@ -261,8 +261,8 @@ public final class FileSnapshotStorage implements SnapshotStorage
     }
 
     /**
-     * Half the heap: a snapshot is read whole into an image that grows by doubling, and the member's own images and
-     * state share the heap with it.
+     * Half the heap, and at most one array: a snapshot is read whole into one image to be checked and loaded, and
+     * the member's own images and the service's state share the heap with it.
      */
     public long maxImageBytes()
     {

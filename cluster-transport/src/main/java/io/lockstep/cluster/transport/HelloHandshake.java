@@ -229,6 +229,12 @@ final class HelloHandshake
         {
             return "Hello from member id " + claimed + ", which is not a configured peer";
         }
+        if (claimed > selfId && selfId >= 0)
+        {
+            // Only lower ids dial in: a claim of a higher id could otherwise replace this member's own connection to
+            // that member, which never dials here to take its place back.
+            return "Hello from member id " + claimed + ", above this member's own: members dial only higher ids";
+        }
         final String tlsRefusal = tls.memberRefusal(c, member(selfId), member(claimed));
         if (null != tlsRefusal)
         {

@@ -47,6 +47,8 @@ public final class TcpTransport implements Transport
     private static final int LENGTH_PREFIX = Integer.BYTES;
     private static final long MIN_BACKOFF_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(1);
+    /** A member connection heard from this recently is alive: another that claims its id is named as a problem. */
+    private static final long LIVE_MEMBER_NS = TimeUnit.SECONDS.toNanos(1);
     private static final long SWEEP_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int ACCEPTS_PER_POLL = 16;
     /**
@@ -667,14 +669,22 @@ public final class TcpTransport implements Transport
         }
         if (null != previous && previous != c)
         {
-            // The newest connection for an id wins, so that a member whose host crashed or was cut off gets back
-            // at once. An honest restart closes the old connection first (its end is read before a new handshake
-            // completes), so a replacement is named: if it repeats, two peers claim the id.
-            disconnect(previous, "member " + peerId + " connected again from " + remoteOf(c) + " while its " +
-                "connection from " + remoteOf(previous) + " was open (last heard " +
-                TimeUnit.NANOSECONDS.toMillis(nowNs - previous.lastHeardNs) + " ms ago); the new one is kept. Once " +
-                "is a member whose host crashed or was cut off; if it repeats, two processes run as member " + peerId +
-                ", or the member secret is known outside the cluster");
+            // The newest connection for an id wins, so that a member whose host crashed, or whose link was cut,
+            // gets back at once. An honest member's old connection is closed before it dials again, or has been
+            // silent since its link died: one heard from recently is named, as two peers claiming one id.
+            final long silentMs = TimeUnit.NANOSECONDS.toMillis(nowNs - previous.lastHeardNs);
+            final String replaced = "member " + peerId + " connected again from " + remoteOf(c) + " while its " +
+                "connection from " + remoteOf(previous) + " was open (last heard " + silentMs + " ms ago)";
+            if (nowNs - previous.lastHeardNs < LIVE_MEMBER_NS)
+            {
+                disconnect(previous, replaced + "; the new one is kept. If this repeats, two processes run as " +
+                    "member " + peerId + ", or another peer claims its id");
+            }
+            else
+            {
+                connectionLog.log(nowNs, peerId, replaced + ": taken as a dead link, and replaced");
+                disconnect(previous, null);
+            }
         }
         return true;
     }

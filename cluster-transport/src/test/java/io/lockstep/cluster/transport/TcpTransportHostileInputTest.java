@@ -127,6 +127,14 @@ class TcpTransportHostileInputTest
     }
 
     @Test
+    void aHelloClaimingAnIdAboveTheMembersOwnIsRefusedAtOnce() throws IOException
+    {
+        // Members dial only higher ids: a claim of member 1 here could only take this member's own link to 1.
+        assertClosedAfter(frame(hello(1, true)));
+        assertTrue(last().contains("above this member's own"), last());
+    }
+
+    @Test
     void messagesCoalescedInOneWriteAreDeliveredUpToTheFirstBadOne() throws IOException
     {
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream();

@@ -19,8 +19,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The member secret proves that a peer is a member, not which one: a second connection that claims an id while the
- * first is open replaces it, and the member says so (an identity problem naming both ends), because an honest
- * member's old connection is gone before it reconnects.
+ * first is open and heard from replaces it, and the member says so (an identity problem naming both ends), because
+ * an honest member's old connection is closed before it dials again, or silent since its link died.
  */
 class TcpTransportMemberIdTest
 {
@@ -60,8 +60,24 @@ class TcpTransportMemberIdTest
         final Matcher heard = Pattern.compile("last heard (\\d+) ms ago").matcher(problem);
         assertTrue(heard.find(), problem);
         assertTrue(Long.parseLong(heard.group(1)) >= 250, problem);
-        assertTrue(problem.contains("two processes run as member 0"), problem);
+        assertTrue(problem.contains("two processes run as member 0, or another peer claims its id"), problem);
         pumpUntil(() -> !first.isConnected(1), first);
+    }
+
+    @Test
+    void aConnectionSilentForLongerThanASecondIsReplacedAsADeadLink() throws IOException
+    {
+        final List<Member> members = members();
+        final TcpTransport accepting = member(1, members);
+        final TcpTransport first = member(0, members);
+        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+
+        // A link that died without a word (a host crashed, a cable cut): its member dials again from elsewhere.
+        clockOffsetNs += TimeUnit.SECONDS.toNanos(2);
+        final TcpTransport second = member(0, List.of(new Member(0, "127.0.0.1", freePort(), true), members.get(1)));
+        pumpUntil(() -> second.isConnected(1) && accepting.isConnected(0), accepting, second);
+
+        assertTrue(replacements().isEmpty(), identityProblems.toString());
     }
 
     @Test
