@@ -127,6 +127,11 @@ final class FollowerLog
             }
             if (!append(buffer, o, end - o, position, fromLeaderId))
             {
+                if (truncatedAt >= 0 && log.pendingPosition() > truncatedAt)
+                {
+                    // Pieces of the block past the cut are in, though not all of it: as below.
+                    log.lowerPromise(truncatedAt, termIndex.termAt(truncatedAt));
+                }
                 // A full disk: what it holds matches, so it says so rather than refuse, and the leader, its bytes
                 // in flight unacknowledged, stops sending more instead of sending the same again every round trip.
                 return null != log.writeProblem() ? log.pendingPosition() : REJECTED;
@@ -289,7 +294,16 @@ final class FollowerLog
         }
         catch (final ArchiveException ex)
         {
-            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": " + ex.getMessage());
+            // The log checks every frame before it takes any: the frames before a bad one (damaged, or longer than
+            // this member's batch) are taken in smaller pieces, and the bad one alone is refused.
+            final int shorter = wholeFramesWithin(buffer, offset, pieceLength, pieceLength / 2);
+            if (shorter < pieceLength)
+            {
+                return appendPiece(buffer, offset, shorter, fromLeaderId);
+            }
+            problems.report(REFUSED_APPEND, "refused log bytes from member " + fromLeaderId + ": " + ex.getMessage() +
+                " (frames longer than this member's log batch are refused: lockstep.log.max.batch must be the same " +
+                "on every member)");
             return -1;
         }
     }

@@ -115,8 +115,11 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         if (!peerMessages.onMessage(templateId, from, fromMember, m) && !toolRequests.onMessage(templateId, from, m))
         {
             agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
-            agent.peerProblems().report("malformed", "dropped a message of unknown template " + templateId +
-                " from " + endpointName(from));
+            if (fromMember)
+            {
+                agent.peerProblems().report("malformed", "dropped a message of unknown template " + templateId +
+                    " from " + endpointName(from));
+            }
         }
     }
 }

@@ -131,6 +131,19 @@ class AppendTermRulesTest
             .filter(e -> e.message().contains("longer than this member's log batch")).count());
     }
 
+    @Test
+    void theFramesBeforeABadOneAreTakenAndTheBadOneRefused()
+    {
+        final UnsafeBuffer frames = frames(0, 4, 4, 4, 4);
+        frames.putLong(3 * FRAME + FrameDescriptor.POSITION_OFFSET, 12_345, LITTLE_ENDIAN); // says it is elsewhere
+
+        deliver(0, 0, frames);
+
+        assertEquals(3 * FRAME, log.pendingPosition(), "the three good frames are taken");
+        assertEquals(1, member.errors().recent().stream()
+            .filter(e -> e.message().contains("bad replicated frame")).count());
+    }
+
     private SimLog followerWithBatch(final int maxBatchLength)
     {
         final SimLog log = new SimLog(maxBatchLength);
@@ -165,6 +178,11 @@ class AppendTermRulesTest
 
     private void deliverAppend(final long prevPosition, final long prevTerm, final long... frameTerms)
     {
+        deliver(prevPosition, prevTerm, frames(prevPosition, frameTerms));
+    }
+
+    private static UnsafeBuffer frames(final long prevPosition, final long... frameTerms)
+    {
         final UnsafeBuffer frames = new UnsafeBuffer(new byte[frameTerms.length * FRAME]);
         for (int i = 0; i < frameTerms.length; i++)
         {
@@ -174,6 +192,11 @@ class AppendTermRulesTest
             frames.putLong(o + FrameDescriptor.POSITION_OFFSET, prevPosition + o, LITTLE_ENDIAN);
             frames.putInt(o + FrameDescriptor.TYPE_OFFSET, LogEntryType.CLIENT_APPEND, LITTLE_ENDIAN);
         }
+        return frames;
+    }
+
+    private void deliver(final long prevPosition, final long prevTerm, final UnsafeBuffer frames)
+    {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1024]);
         final AppendRequestEncoder encoder = new AppendRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())

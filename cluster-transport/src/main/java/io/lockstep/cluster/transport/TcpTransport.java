@@ -670,21 +670,17 @@ public final class TcpTransport implements Transport
         if (null != previous && previous != c)
         {
             // The newest connection for an id wins, so that a member whose host crashed, or whose link was cut,
-            // gets back at once. An honest member's old connection is closed before it dials again, or has been
-            // silent since its link died: one heard from recently is named, as two peers claiming one id.
+            // gets back at once. Every replacement is named: an honest member's old connection is closed before
+            // it dials again, or silent since its link died, so one heard from recently means two peers claim the
+            // id. Links between followers carry nothing between elections, so a silent one is named too.
             final long silentMs = TimeUnit.NANOSECONDS.toMillis(nowNs - previous.lastHeardNs);
             final String replaced = "member " + peerId + " connected again from " + remoteOf(c) + " while its " +
                 "connection from " + remoteOf(previous) + " was open (last heard " + silentMs + " ms ago)";
-            if (nowNs - previous.lastHeardNs < LIVE_MEMBER_NS)
-            {
-                disconnect(previous, replaced + "; the new one is kept. If this repeats, two processes run as " +
-                    "member " + peerId + ", or another peer claims its id");
-            }
-            else
-            {
-                connectionLog.log(nowNs, peerId, replaced + ": taken as a dead link, and replaced");
-                disconnect(previous, null);
-            }
+            disconnect(previous, nowNs - previous.lastHeardNs < LIVE_MEMBER_NS ?
+                replaced + "; the new one is kept. If this repeats, two processes run as member " + peerId +
+                    ", or another peer claims its id" :
+                replaced + ": taken as a dead link and replaced. If this repeats while the link is up, another " +
+                    "peer claims its id");
         }
         return true;
     }
