@@ -33,6 +33,9 @@ class TcpTransportMemberIdTest
     private final List<String> identityProblems = new ArrayList<>();
     private final List<TcpTransport> transports = new ArrayList<>();
     private long clockOffsetNs;
+    private List<Member> members;
+    private TcpTransport accepting;
+    private TcpTransport first;
 
     @AfterEach
     void close()
@@ -43,15 +46,11 @@ class TcpTransportMemberIdTest
     @Test
     void aSecondConnectionClaimingAnOpenMembersIdReplacesItAndIsNamed() throws IOException
     {
-        final List<Member> members = members();
-        final TcpTransport accepting = member(1, members);
-        final TcpTransport first = member(0, members);
-        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+        memberZeroConnectedToMemberOne();
         assertTrue(identityProblems.isEmpty(), identityProblems.toString());
 
         clockOffsetNs += TimeUnit.MILLISECONDS.toNanos(250);
-        // A second process configured as member 0 on another port (the first holds member 0's), or an impostor.
-        final TcpTransport second = member(0, List.of(new Member(0, "127.0.0.1", freePort(), true), members.get(1)));
+        final TcpTransport second = memberZeroOnAnotherPort();
         pumpUntil(() -> second.isConnected(1) && !replacements().isEmpty(), accepting, second);
 
         assertTrue(accepting.isConnected(0), "the newer connection is kept");
@@ -69,14 +68,11 @@ class TcpTransportMemberIdTest
     @Test
     void aConnectionSilentForLongerThanASecondIsNamedAsADeadLinkReplaced() throws IOException
     {
-        final List<Member> members = members();
-        final TcpTransport accepting = member(1, members);
-        final TcpTransport first = member(0, members);
-        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+        memberZeroConnectedToMemberOne();
 
         // A link that died without a word (a host crashed, a cable cut): its member dials again from elsewhere.
         clockOffsetNs += TimeUnit.SECONDS.toNanos(2);
-        final TcpTransport second = member(0, List.of(new Member(0, "127.0.0.1", freePort(), true), members.get(1)));
+        final TcpTransport second = memberZeroOnAnotherPort();
         pumpUntil(() -> second.isConnected(1) && !replacements().isEmpty(), accepting, second);
 
         assertEquals(1, replacements().size(), identityProblems.toString());
@@ -88,10 +84,7 @@ class TcpTransportMemberIdTest
     @Test
     void aMemberThatClosedItsConnectionReconnectsWithoutAProblem() throws IOException
     {
-        final List<Member> members = members();
-        final TcpTransport accepting = member(1, members);
-        final TcpTransport first = member(0, members);
-        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+        memberZeroConnectedToMemberOne();
 
         first.close(); // a restart: the process's sockets close with it
         pumpUntil(() -> !accepting.isConnected(0), accepting);
@@ -99,6 +92,20 @@ class TcpTransportMemberIdTest
         pumpUntil(() -> accepting.isConnected(0) && restarted.isConnected(1), accepting, restarted);
 
         assertTrue(replacements().isEmpty(), identityProblems.toString());
+    }
+
+    private void memberZeroConnectedToMemberOne() throws IOException
+    {
+        members = List.of(new Member(0, "127.0.0.1", freePort(), true), new Member(1, "127.0.0.1", freePort(), true));
+        accepting = member(1, members);
+        first = member(0, members);
+        pumpUntil(() -> accepting.isConnected(0) && first.isConnected(1), accepting, first);
+    }
+
+    /** A second process configured as member 0, on another port (the first holds member 0's), or an impostor. */
+    private TcpTransport memberZeroOnAnotherPort() throws IOException
+    {
+        return member(0, List.of(new Member(0, "127.0.0.1", freePort(), true), members.get(1)));
     }
 
     private List<String> replacements()
@@ -126,11 +133,6 @@ class TcpTransportMemberIdTest
             });
         transports.add(transport);
         return transport;
-    }
-
-    private static List<Member> members() throws IOException
-    {
-        return List.of(new Member(0, "127.0.0.1", freePort(), true), new Member(1, "127.0.0.1", freePort(), true));
     }
 
     private void pumpUntil(final BooleanSupplier done, final TcpTransport... parties)
