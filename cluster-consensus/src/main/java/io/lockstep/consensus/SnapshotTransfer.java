@@ -280,12 +280,7 @@ final class SnapshotTransfer
     {
         if (!roomFor(totalLength, fromLeaderId, position))
         {
-            storage.abortInstall();
-            installingPosition = -1;
-            refusedPosition = position;
-            refusedLength = totalLength;
-            // 0, not -1: the leader sends the first chunk again after a heartbeat interval, not at once.
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
+            refuse(fromLeaderId, term, position, totalLength);
             return false;
         }
         refusedPosition = -1;
@@ -323,13 +318,22 @@ final class SnapshotTransfer
             // the chunks still in flight are answered the same way, not each with a restart.
             LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
                 "again: {2}", memberId, fromLeaderId, ex.getMessage());
-            storage.abortInstall();
-            installingPosition = -1;
-            refusedPosition = position;
-            refusedLength = totalLength;
-            publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
+            refuse(fromLeaderId, term, position, totalLength);
             return false;
         }
+    }
+
+    /**
+     * Drop the install and remember the snapshot as refused: its later chunks are answered the same way. The answer
+     * is 0, not -1, so that the leader sends the first chunk again after a heartbeat interval, not at once.
+     */
+    private void refuse(final int fromLeaderId, final long term, final long position, final long totalLength)
+    {
+        storage.abortInstall();
+        installingPosition = -1;
+        refusedPosition = position;
+        refusedLength = totalLength;
+        publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, 0, false);
     }
 
     /**
