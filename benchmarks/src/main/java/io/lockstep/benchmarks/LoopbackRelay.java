@@ -259,9 +259,13 @@ final class LoopbackRelay
     {
         final boolean leader = "leader".equals(args[0]);
         final int durableArg = leader ? 1 : 3;
+        final int syncs = args.length > durableArg ? Integer.parseInt(args[durableArg]) : 0;
+        if (args.length > durableArg && syncs != 1 && syncs != 2)
+        {
+            throw new IllegalArgumentException("syncs per round must be 1 or 2: " + syncs);
+        }
         try (RelayLogFile file = args.length > durableArg ? new RelayLogFile(Path.of(args[durableArg + 1]),
-            leader ? "leader" : "follower-" + ProcessHandle.current().pid(), 2 == Integer.parseInt(args[durableArg])) :
-            null)
+            leader ? "leader" : "follower-" + ProcessHandle.current().pid(), 2 == syncs) : null)
         {
             if (leader)
             {

@@ -125,23 +125,19 @@ final class FollowerLog
                 }
                 truncateConflict(position, commitPosition);
             }
-            if (!append(buffer, o, end - o, position, fromLeaderId))
+            final boolean taken = append(buffer, o, end - o, position, fromLeaderId);
+            if (truncatedAt >= 0 && log.pendingPosition() > truncatedAt)
             {
-                if (truncatedAt >= 0 && log.pendingPosition() > truncatedAt)
-                {
-                    // Pieces of the block past the cut are in, though not all of it: as below.
-                    log.lowerPromise(truncatedAt, termIndex.termAt(truncatedAt));
-                }
+                // A leader of a newer term holds other entries from the cut on, now in this log (all of the block,
+                // or its pieces before a refused frame): what it promised past the cut was never committed (leader
+                // completeness). Only once they are in, so that a block that is not frames takes nothing off.
+                log.lowerPromise(truncatedAt, termIndex.termAt(truncatedAt));
+            }
+            if (!taken)
+            {
                 // A full disk: what it holds matches, so it says so rather than refuse, and the leader, its bytes
                 // in flight unacknowledged, stops sending more instead of sending the same again every round trip.
                 return null != log.writeProblem() ? log.pendingPosition() : REJECTED;
-            }
-            if (truncatedAt >= 0)
-            {
-                // A leader of a newer term holds other entries from the cut on, now in this log: what it promised
-                // past the cut was never committed (leader completeness). Only once they are in, so that a block
-                // that turns out not to be frames takes nothing off the promise.
-                log.lowerPromise(truncatedAt, termIndex.termAt(truncatedAt));
             }
             return log.pendingPosition();
         }

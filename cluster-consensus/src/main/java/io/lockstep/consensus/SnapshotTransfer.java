@@ -36,7 +36,10 @@ final class SnapshotTransfer
     static final String SNAPSHOT_REFUSED = "snapshot-refused";
 
     private long installingPosition = -1;
-    /** The snapshot last refused for want of room ({@link #roomFor}), or -1: its later chunks are answered 0. */
+    /**
+     * The snapshot last refused ({@link #refuse}: no room on disk or in the heap, or a chunk that found no space), or
+     * -1: its later chunks are answered 0.
+     */
     private long refusedPosition = -1;
     private long refusedLength;
     private long installReceived;
@@ -261,9 +264,8 @@ final class SnapshotTransfer
         catch (final ArchiveException ex)
         {
             // Damaged or incomplete: nothing is recorded, and what a leader sent is no reason to stop this member.
-            LOGGER.log(System.Logger.Level.WARNING,
-                "member {0}: snapshot from {1} failed its checks, asking again: {2}",
-                memberId, fromLeaderId, ex.getMessage());
+            problems.report(SNAPSHOT_REFUSED, "the snapshot from member " + fromLeaderId + " at " + position +
+                " failed its checks, asking again: " + ex.getMessage());
             storage.abortInstall();
             publisher.installSnapshotResponse(fromLeaderId, term, memberId, position, -1, false);
             return null;
@@ -316,8 +318,8 @@ final class SnapshotTransfer
         {
             // Refused as for want of room at the start: the leader is asked to wait a heartbeat interval (0), and
             // the chunks still in flight are answered the same way, not each with a restart.
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: snapshot from {1} could not be written, asking " +
-                "again: {2}", memberId, fromLeaderId, ex.getMessage());
+            problems.report(SNAPSHOT_REFUSED, "the snapshot from member " + fromLeaderId + " at " + position +
+                " could not be written, asking again: " + ex.getMessage());
             refuse(fromLeaderId, term, position, totalLength);
             return false;
         }

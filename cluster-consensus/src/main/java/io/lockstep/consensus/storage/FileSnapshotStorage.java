@@ -256,8 +256,15 @@ public final class FileSnapshotStorage implements SnapshotStorage
 
     public long usableSpace()
     {
-        final long usable = store.directory().toFile().getUsableSpace(); // one statvfs; 0 if it cannot tell
-        return usable > 0 ? usable : -1;
+        try
+        {
+            // One statvfs. A full disk is 0, which refuses a snapshot; only a store that cannot be asked is unknown.
+            return Files.getFileStore(store.directory()).getUsableSpace();
+        }
+        catch (final IOException ex)
+        {
+            return -1;
+        }
     }
 
     /**

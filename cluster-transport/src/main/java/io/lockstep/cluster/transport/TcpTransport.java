@@ -83,6 +83,7 @@ public final class TcpTransport implements Transport
     /** A log budget per kind of problem: a flood of one leaves the other's lines. */
     private final DroppedConnectionLog connectionLog;
     private final DroppedConnectionLog identityLog;
+    private final DroppedConnectionLog replacedLog;
     private final UnsafeBuffer heartbeat = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH]);
     private final Consumer<SelectionKey> onReady = this::onReady;
     /** What the last idle wait found ready: the next poll handles it instead of selecting. */
@@ -133,6 +134,7 @@ public final class TcpTransport implements Transport
         this.selfId = selfId;
         this.connectionLog = new DroppedConnectionLog("connection", selfId);
         this.identityLog = new DroppedConnectionLog("identity", selfId);
+        this.replacedLog = new DroppedConnectionLog("replaced member", selfId);
         this.secret = secret;
         new HeartbeatEncoder().wrapAndApplyHeader(heartbeat, 0, new MessageHeaderEncoder());
         this.members = members.toArray(new Member[0]);
@@ -211,6 +213,7 @@ public final class TcpTransport implements Transport
         }
         connectionLog.reportIfOver(nowNs);
         identityLog.reportIfOver(nowNs);
+        replacedLog.reportIfOver(nowNs);
         reloadTlsFiles();
         if (!woken.isEmpty())
         {
@@ -676,11 +679,15 @@ public final class TcpTransport implements Transport
             final long silentMs = TimeUnit.NANOSECONDS.toMillis(nowNs - previous.lastHeardNs);
             final String replaced = "member " + peerId + " connected again from " + remoteOf(c) + " while its " +
                 "connection from " + remoteOf(previous) + " was open (last heard " + silentMs + " ms ago)";
-            disconnect(previous, nowNs - previous.lastHeardNs < LIVE_MEMBER_NS ?
+            final String reason = nowNs - previous.lastHeardNs < LIVE_MEMBER_NS ?
                 replaced + "; the new one is kept. If this repeats, two processes run as member " + peerId +
                     ", or another peer claims its id" :
                 replaced + ": taken as a dead link and replaced. If this repeats while the link is up, another " +
-                    "peer claims its id");
+                    "peer claims its id";
+            // A budget of its own: a flood of unproved claims, which anyone can send, must not hide it.
+            replacedLog.log(nowNs, peerId, reason);
+            problems.onProblem("identity", reason);
+            disconnect(previous, null);
         }
         return true;
     }
