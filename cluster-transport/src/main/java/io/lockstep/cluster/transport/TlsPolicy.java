@@ -3,6 +3,7 @@ package io.lockstep.cluster.transport;
 import org.agrona.DirectBuffer;
 
 import java.io.IOException;
+import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
@@ -229,8 +230,31 @@ final class TlsPolicy
             return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
                 "has no TLS files, or hung up";
         }
-        return "TLS with " + who + " failed: " + ex.getMessage() + (null != c.tls && !c.tls.handshakeDone() ?
+        if (null == c.tls || c.tls.handshakeDone())
+        {
+            return "TLS with " + who + " failed: " + ex.getMessage();
+        }
+        return "TLS with " + who + " failed: " + ex.getMessage() + (isCertificateProblem(ex) ?
             " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
-            "it name the host the member is configured at?)" : "");
+            "it name the host the member is configured at?)" :
+            " (does the peer speak TLS on this link? lockstep.tls.links must be the same on every member)");
+    }
+
+    /**
+     * A certificate refused, here or by the peer (an unknown authority, a wrong host, expired: the peer's refusal
+     * arrives as an alert that names the certificate or its authority), rather than bytes that are not TLS.
+     */
+    static boolean isCertificateProblem(final Throwable ex)
+    {
+        for (Throwable t = ex; null != t; t = t.getCause())
+        {
+            final String message = t.getMessage();
+            if (t instanceof CertificateException ||
+                (null != message && (message.contains("certificate") || message.contains("unknown_ca"))))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 }

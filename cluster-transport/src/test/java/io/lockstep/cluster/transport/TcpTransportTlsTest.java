@@ -156,6 +156,9 @@ class TcpTransportTlsTest
         pumpUntil(() -> problems.stream().anyMatch(p -> p.contains("TLS with member 1 failed")), a, b);
         assertFalse(a.isConnected(1));
         assertFalse(b.isConnected(0));
+        // The hint points at the certificates, not at a peer that does not speak TLS.
+        assertTrue(problems.stream().filter(p -> p.contains("TLS with member 1 failed"))
+            .allMatch(p -> p.contains("lockstep.tls.trust.file")), problems.toString());
     }
 
     @Test
@@ -339,6 +342,11 @@ class TcpTransportTlsTest
             problems.toString());
         assertTrue(problems.stream().anyMatch(p -> p.contains("a TLS record longer than")), problems.toString());
         assertTrue(problems.stream().noneMatch(p -> p.contains("no handshake within")), problems.toString());
+        // Bytes that are not TLS are no certificate's fault: the hint names the link setting instead.
+        assertTrue(problems.stream().filter(p -> p.contains("TLS with an accepted connection failed"))
+            .noneMatch(p -> p.contains("lockstep.tls.trust.file")), problems.toString());
+        assertTrue(problems.stream().anyMatch(p -> p.contains("does the peer speak TLS on this link?")),
+            problems.toString());
 
         // The first two bytes in separate writes: still told apart, and the handshake goes on.
         try (Socket socket = new Socket("127.0.0.1", port))
