@@ -46,9 +46,7 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         header.wrap(buffer, offset);
         if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
         {
-            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
-            agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": block length " +
-                header.blockLength() + " runs past its " + length + " bytes");
+            dropMalformed(from, "block length " + header.blockLength() + " runs past its " + length + " bytes");
             return;
         }
         if (from >= Transport.CLIENT_ENDPOINT_BASE)
@@ -62,12 +60,12 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
             }
             catch (final RuntimeException ex)
             {
-                agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
                 if (DecoderFaults.isDecoderFault(ex, SHAPES))
                 {
+                    agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
                     throw ex;
                 }
-                agent.errors().record("malformed", "dropped a message from " + endpointName(from) + ": " + ex);
+                dropMalformed(from, ex.toString());
             }
             return;
         }
@@ -114,12 +112,34 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
         final int templateId = header.templateId();
         if (!peerMessages.onMessage(templateId, from, fromMember, m) && !toolRequests.onMessage(templateId, from, m))
         {
-            agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
             if (fromMember)
             {
-                agent.peerProblems().report("malformed", "dropped a message of unknown template " + templateId +
-                    " from " + endpointName(from));
+                dropMalformed(from, "unknown template " + templateId);
             }
+            else
+            {
+                // Anyone can send this as a client: counted, not recorded, as an unknown schema above.
+                agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+            }
+        }
+    }
+
+    /**
+     * Count a dropped message and say why: a member's through the bounded peer-problem log, a client's (one that
+     * reached a decoder, or whose header lies about its length) in {@code tool errors} only, where a flood of one
+     * shape takes one entry.
+     */
+    private void dropMalformed(final int from, final String why)
+    {
+        agent.metrics().increment(MemberMetrics.MALFORMED_MESSAGES);
+        final String message = "dropped a message from " + endpointName(from) + ": " + why;
+        if (from < Transport.CLIENT_ENDPOINT_BASE)
+        {
+            agent.peerProblems().report("malformed", message);
+        }
+        else
+        {
+            agent.errors().record("malformed", message);
         }
     }
 }

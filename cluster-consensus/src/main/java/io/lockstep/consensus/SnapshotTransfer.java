@@ -280,8 +280,14 @@ final class SnapshotTransfer
     private boolean beginInstall(final int fromLeaderId, final long term, final long position,
         final long snapshotTerm, final long totalLength)
     {
-        if (!roomFor(totalLength, fromLeaderId, position))
+        final String noRoom = whyNoRoomFor(totalLength, fromLeaderId, position);
+        if (null != noRoom)
         {
+            if (position != refusedPosition || totalLength != refusedLength)
+            {
+                // Said once per snapshot refused, not at each resend.
+                problems.report(SNAPSHOT_REFUSED, noRoom + "; it asks again each heartbeat interval");
+            }
             refuse(fromLeaderId, term, position, totalLength);
             return false;
         }
@@ -339,37 +345,28 @@ final class SnapshotTransfer
     }
 
     /**
-     * @return true if the store has room for a snapshot of this length and {@link #INSTALL_HEADROOM_BYTES} beside
-     * it, or cannot tell; false is said in the log once per snapshot refused.
+     * @return null if the store has room for a snapshot of this length and {@link #INSTALL_HEADROOM_BYTES} beside it,
+     * or cannot tell; otherwise why not.
      */
-    private boolean roomFor(final long totalLength, final int fromLeaderId, final long position)
+    private String whyNoRoomFor(final long totalLength, final int fromLeaderId, final long position)
     {
-        final boolean told = position == refusedPosition && totalLength == refusedLength;
+        final String snapshot = "the snapshot from member " + fromLeaderId + " at " + position + " (" + totalLength +
+            " bytes)";
         if (totalLength > storage.maxImageBytes())
         {
             // Read whole into the heap to be checked, it would stop the member (and again at each resend).
-            if (!told)
-            {
-                problems.report(SNAPSHOT_REFUSED, "refused the snapshot from member " + fromLeaderId + " at " +
-                    position + " (" + totalLength + " bytes): larger than this member reads into its heap (" +
-                    storage.maxImageBytes() + " bytes, at most half the heap); give members a heap of at least " +
-                    "twice the largest snapshot. It asks again each heartbeat interval");
-            }
-            return false;
+            return "refused " + snapshot + ": larger than this member reads into its heap (" +
+                storage.maxImageBytes() + " bytes, at most half the heap); give members a heap of at least twice " +
+                "the largest snapshot";
         }
         final long usable = storage.usableSpace();
         // What the install under way holds is freed when this one begins: a first chunk sent again is not refused
         // for the room its own first attempt took.
         if (usable < 0 || usable + heldByInstall() - INSTALL_HEADROOM_BYTES >= totalLength)
         {
-            return true;
+            return null;
         }
-        if (!told)
-        {
-            problems.report(SNAPSHOT_REFUSED, "no room for the snapshot from member " + fromLeaderId + " at " +
-                position + " (" + totalLength + " bytes, " + usable + " usable, " + INSTALL_HEADROOM_BYTES +
-                " kept free beside it); it asks again each heartbeat interval");
-        }
-        return false;
+        return "no room for " + snapshot + ": " + usable + " bytes usable, " + INSTALL_HEADROOM_BYTES +
+            " kept free beside it";
     }
 }
