@@ -56,10 +56,12 @@ public final class MemberErrors
 
     /**
      * @param kind    a short stable word: {@code connection}, {@code untrusted-request}, {@code client-auth}, ...
+     *                (lower case and hyphens: {@code tool errors} prints it as {@code kind=<kind>} for scripts).
      * @param message what happened, naming the peer and the problem.
      */
     public void record(final String kind, final String message)
     {
+        assert kind.matches("[a-z]+(-[a-z]+)*") : "an error kind is a word, or words joined by hyphens: " + kind;
         final long now = wallClock.nanoTime();
         total++;
         metrics.increment(MemberMetrics.ERRORS);

@@ -60,7 +60,7 @@ public final class MembershipExchange
         final long ownRange = Math.max(membership.epoch(), Membership.epochOfTerm(agent.term()));
         if (Membership.epochOfTerm(term) > ownRange + 1)
         {
-            errors.record("term out of range", "dropped a message from member " + from + " in term " + term +
+            errors.record("term-out-of-range", "dropped a message from member " + from + " in term " + term +
                 ", more than one membership epoch's range of terms above this member's term " + agent.term());
             return false;
         }

@@ -264,7 +264,7 @@ final class PeerMessageHandler
             return true;
         }
         agent.metrics().increment(MemberMetrics.FORGED_SENDERS);
-        agent.errors().record("forged sender", "dropped " + what + " from member " + from + " that names member " +
+        agent.errors().record("forged-sender", "dropped " + what + " from member " + from + " that names member " +
             claimed + " as its sender");
         return false;
     }

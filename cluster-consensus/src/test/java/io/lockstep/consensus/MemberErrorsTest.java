@@ -28,7 +28,7 @@ class MemberErrorsTest
     @Test
     void aFloodOfOneKindEvictsOnlyThatKindSoRareEvidenceStays()
     {
-        errors.record("forged sender", "dropped a vote from member 1 that names member 2 as its sender");
+        errors.record("forged-sender", "dropped a vote from member 1 that names member 2 as its sender");
         for (int i = 0; i < 1000; i++)
         {
             // Distinct shapes, as varied garbage makes them.
@@ -36,7 +36,7 @@ class MemberErrorsTest
         }
         final List<MemberErrors.Entry> recent = errors.recent();
         assertEquals(MemberErrors.MAX_DISTINCT, recent.size());
-        assertTrue(recent.stream().anyMatch(e -> e.kind().equals("forged sender")), "the forged sender is kept");
+        assertTrue(recent.stream().anyMatch(e -> e.kind().equals("forged-sender")), "the forged sender is kept");
         assertEquals(1001, errors.total());
     }
 }

@@ -186,7 +186,7 @@ class ClusterIdentityRulesTest
         deliverVoteRequest(Long.MAX_VALUE, OWN_HIGH);
         assertEquals(3, member.term(), "a term this high would leave no term to stand in, durably");
         assertFalse(sentTo(0, VoteDecoder.TEMPLATE_ID), "nor is it answered");
-        assertEquals("term out of range", member.errors().recent().get(0).kind());
+        assertEquals("term-out-of-range", member.errors().recent().get(0).kind());
         deliverVoteRequest(Membership.firstTermOf(2), OWN_HIGH);
         assertEquals(3, member.term(), "two epochs' ranges above");
 
