@@ -18,6 +18,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.lockstep.archive.FrameDescriptor.HEADER_LENGTH;
@@ -44,6 +45,8 @@ final class AdminRequests
     private final UnsafeBuffer refusalBuffer = new UnsafeBuffer(new byte[256]);
     private final SessionEventEncoder refusal = new SessionEventEncoder();
     private final MessageHeaderEncoder refusalHeader = new MessageHeaderEncoder();
+    /** A message's share of the errors response, which holds 600 bytes for each error with its kind and times. */
+    static final int MAX_ERROR_MESSAGE_BYTES = 480;
     private final UnsafeBuffer errorsBuffer = new UnsafeBuffer(new byte[MemberErrors.MAX_DISTINCT * 600 + 256]);
     private final ErrorsResponseEncoder errorsEncoder = new ErrorsResponseEncoder();
     private final UnsafeBuffer changeBuffer = new UnsafeBuffer(new byte[128]);
@@ -131,7 +134,8 @@ final class AdminRequests
     }
 
     /**
-     * This member's recent errors, each message cut to 240 characters so that 64 of them fit one response.
+     * This member's recent errors, each message cut to {@link #MAX_ERROR_MESSAGE_BYTES} bytes of UTF-8 so that 64 of
+     * them fit one response whatever characters they hold.
      */
     void onErrorsRequest(final int endpoint, final long correlationId)
     {
@@ -141,14 +145,33 @@ final class AdminRequests
         final ErrorsResponseEncoder.ErrorsEncoder group = response.errorsCount(recent.size());
         for (final MemberErrors.Entry e : recent)
         {
-            final String message = e.message().length() > 240 ? e.message().substring(0, 240) + "..." : e.message();
             final byte[] kind = e.kind().getBytes(StandardCharsets.UTF_8);
-            final byte[] text = message.getBytes(StandardCharsets.UTF_8);
+            final byte[] text = utf8Within(e.message(), MAX_ERROR_MESSAGE_BYTES);
             group.next().occurrences(e.count()).firstEpochNs(e.firstEpochNs()).lastEpochNs(e.lastEpochNs())
                 .putKind(kind, 0, kind.length).putMessage(text, 0, text.length);
         }
         transport.send(endpoint, errorsBuffer, 0,
             io.lockstep.consensus.codecs.MessageHeaderEncoder.ENCODED_LENGTH + response.encodedLength());
+    }
+
+    /** The bytes of {@code message} in UTF-8, cut at a character to at most {@code maxBytes}, "..." included. */
+    static byte[] utf8Within(final String message, final int maxBytes)
+    {
+        final byte[] whole = message.getBytes(StandardCharsets.UTF_8);
+        if (whole.length <= maxBytes)
+        {
+            return whole;
+        }
+        int end = maxBytes - 3;
+        while (end > 0 && (whole[end] & 0xC0) == 0x80)
+        {
+            end--; // not inside a character's bytes
+        }
+        final byte[] cut = Arrays.copyOf(whole, end + 3);
+        cut[end] = '.';
+        cut[end + 1] = '.';
+        cut[end + 2] = '.';
+        return cut;
     }
 
     /**

@@ -1,10 +1,12 @@
 package io.lockstep.consensus;
 
+import io.lockstep.cluster.transport.PrintableText;
 import org.agrona.concurrent.EpochNanoClock;
 
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A member's recent errors, distinct by kind and message shape, each with a count and the wall-clock times it was first
@@ -17,6 +19,14 @@ import java.util.List;
 public final class MemberErrors
 {
     public static final int MAX_DISTINCT = 64;
+    /**
+     * Every kind an error is recorded under: the words {@code tool errors} prints as {@code kind=<kind>}, each with a
+     * row in the tool reference (docs/reference/tool.md, held to this set by a test). A new kind goes here first.
+     */
+    public static final Set<String> KINDS = Set.of(
+        "connection", "identity", "member-replaced", "tls", "cluster-identity", "forged-sender", "term-out-of-range",
+        "version", "malformed", "refused-append", "snapshot-refused", "disk", "lost-frames", "diverged",
+        "membership", "membership-change", "removed", "untrusted-request", "client-auth", "session-open");
 
     /** One distinct error. */
     public record Entry(String kind, String message, long count, long firstEpochNs, long lastEpochNs)
@@ -55,13 +65,14 @@ public final class MemberErrors
     }
 
     /**
-     * @param kind    a short stable word: {@code connection}, {@code untrusted-request}, {@code client-auth}, ...
-     *                (lower case and hyphens: {@code tool errors} prints it as {@code kind=<kind>} for scripts).
-     * @param message what happened, naming the peer and the problem.
+     * @param kind    one of {@link #KINDS}.
+     * @param text    what happened, naming the peer and the problem; kept on one line and cut to
+     *                {@link PrintableText#MAX_CHARS}, because it may quote what a peer sent.
      */
-    public void record(final String kind, final String message)
+    public void record(final String kind, final String text)
     {
-        assert kind.matches("[a-z]+(-[a-z]+)*") : "an error kind is a word, or words joined by hyphens: " + kind;
+        assert KINDS.contains(kind) : "an error kind not in MemberErrors.KINDS (nor in the tool reference): " + kind;
+        final String message = PrintableText.of(text);
         final long now = wallClock.nanoTime();
         total++;
         metrics.increment(MemberMetrics.ERRORS);

@@ -125,9 +125,9 @@ final class MemberProtocolAdapter implements Transport.MessageHandler
     }
 
     /**
-     * Count a dropped message and say why: a member's through the bounded peer-problem log, a client's (one that
-     * reached a decoder, or whose header lies about its length) in {@code tool errors} only, where a flood of one
-     * shape takes one entry.
+     * Count a dropped message and say why: a member's through the bounded peer-problem log, a client's (one whose
+     * header lies about its length, or whose request failed other than in its decoder) in {@code tool errors} only,
+     * where a flood of one shape takes one entry.
      */
     private void dropMalformed(final int from, final String why)
     {

@@ -1,6 +1,7 @@
 package io.lockstep.consensus;
 
 import io.lockstep.cluster.transport.LineBudget;
+import io.lockstep.cluster.transport.PrintableText;
 import org.agrona.concurrent.NanoClock;
 
 /**
@@ -40,7 +41,8 @@ final class PeerProblems
         reportIfOver(nowNs);
         if (budget.take(nowNs))
         {
-            LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", Integer.toString(memberId), message);
+            LOGGER.log(System.Logger.Level.WARNING, "member {0}: {1}", Integer.toString(memberId),
+                PrintableText.of(message));
         }
     }
 

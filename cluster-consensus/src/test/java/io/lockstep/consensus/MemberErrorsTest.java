@@ -2,6 +2,7 @@ package io.lockstep.consensus;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -38,5 +39,30 @@ class MemberErrorsTest
         assertEquals(MemberErrors.MAX_DISTINCT, recent.size());
         assertTrue(recent.stream().anyMatch(e -> e.kind().equals("forged-sender")), "the forged sender is kept");
         assertEquals(1001, errors.total());
+    }
+
+    @Test
+    void aMessageQuotingAPeerIsKeptOnOneLineAndCut()
+    {
+        // The JDK's TLS code quotes a malformed server name whole: 32 KiB of the peer's choosing, newlines included.
+        errors.record("connection",
+            "TLS failed: Illegal server name, name=x\nmember=2 status=down" + "y".repeat(32_000));
+        final String kept = errors.recent().get(0).message();
+        assertTrue(kept.startsWith("TLS failed: Illegal server name, name=x\\nmember=2 status=down"), kept);
+        assertTrue(kept.indexOf('\n') < 0, kept);
+        assertTrue(kept.length() < 500, "kept " + kept.length() + " characters");
+    }
+
+    @Test
+    void theErrorsResponseCutsAMessageByItsBytesAtACharacter()
+    {
+        final byte[] ascii = AdminRequests.utf8Within("x".repeat(1000), AdminRequests.MAX_ERROR_MESSAGE_BYTES);
+        assertEquals(AdminRequests.MAX_ERROR_MESSAGE_BYTES, ascii.length);
+        // Three bytes a character: cut where a character starts, never inside one.
+        final byte[] wide = AdminRequests.utf8Within("\uFFFD".repeat(400), AdminRequests.MAX_ERROR_MESSAGE_BYTES);
+        assertTrue(wide.length <= AdminRequests.MAX_ERROR_MESSAGE_BYTES, "bytes " + wide.length);
+        final String decoded = new String(wide, StandardCharsets.UTF_8);
+        assertTrue(decoded.endsWith("\uFFFD..."), decoded);
+        assertEquals("short", new String(AdminRequests.utf8Within("short", 480), StandardCharsets.UTF_8));
     }
 }

@@ -2,6 +2,7 @@ package io.lockstep.consensus.tool;
 
 import io.lockstep.archive.ArchiveException;
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.PrintableText;
 import io.lockstep.consensus.MemberErrors;
 import io.lockstep.consensus.Membership;
 import io.lockstep.consensus.codecs.MembershipAction;
@@ -240,7 +241,8 @@ public final class ClusterTool
             {
                 out.printf("member=%d kind=%s count=%d first=%s last=%s message=\"%s\"%n", m.id(), entry.kind(),
                     entry.count(), Instant.ofEpochSecond(0, entry.firstEpochNs()),
-                    Instant.ofEpochSecond(0, entry.lastEpochNs()), entry.message().replace('"', '\''));
+                    Instant.ofEpochSecond(0, entry.lastEpochNs()),
+                    PrintableText.oneLine(entry.message()).replace('"', '\''));
             }
         }
         return all.isEmpty() ? 1 : 0;

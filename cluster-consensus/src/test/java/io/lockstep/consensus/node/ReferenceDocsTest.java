@@ -1,5 +1,6 @@
 package io.lockstep.consensus.node;
 
+import io.lockstep.consensus.MemberErrors;
 import io.lockstep.consensus.MemberMetrics;
 import org.junit.jupiter.api.Test;
 
@@ -12,8 +13,9 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The reference pages are held to the code: every key a member reads is in the configuration reference, and every
- * metric a member serves is in the metrics reference. A key or metric added without its line there fails here.
+ * The reference pages are held to the code: every key a member reads is in the configuration reference, every
+ * metric a member serves is in the metrics reference, and every kind of error it records is in the tool reference. A
+ * key, metric or kind added without its line there fails here.
  */
 class ReferenceDocsTest
 {
@@ -56,5 +58,22 @@ class ReferenceDocsTest
         }
         assertTrue(metrics >= 30, "metrics served: " + metrics);
         assertTrue(missing.isEmpty(), "metrics missing from docs/reference/metrics.md: " + missing);
+    }
+
+    @Test
+    void everyKindOfErrorAMemberRecordsIsInTheToolReference() throws IOException
+    {
+        final String doc = Files.readString(DOCS.resolve("tool.md"));
+        final List<String> missing = new ArrayList<>();
+        for (final String kind : MemberErrors.KINDS)
+        {
+            assertTrue(kind.matches("[a-z]+(-[a-z]+)*"), "a kind is a word or words joined by hyphens: " + kind);
+            if (!doc.contains("| `" + kind + "` |"))
+            {
+                missing.add(kind);
+            }
+        }
+        assertTrue(MemberErrors.KINDS.size() >= 19, "kinds: " + MemberErrors.KINDS.size());
+        assertTrue(missing.isEmpty(), "error kinds missing from docs/reference/tool.md: " + missing);
     }
 }

@@ -39,7 +39,7 @@ final class DroppedConnectionLog
         }
         // Ids as plain digits (a client's endpoint is 1048576 and up), not grouped as numbers are by default.
         LOGGER.log(level, "member {0} dropped connection to {1}: {2}", Integer.toString(selfId),
-            peer instanceof Number n ? Long.toString(n.longValue()) : peer, reason);
+            peer instanceof Number n ? Long.toString(n.longValue()) : peer, PrintableText.of(reason));
         return true;
     }
 

@@ -686,13 +686,15 @@ public final class TcpTransport implements Transport
                     "peer claims its id";
             // A budget of its own: a flood of unproved claims, which anyone can send, must not hide it.
             replacedLog.log(nowNs, peerId, reason);
-            problems.onProblem("identity", reason);
+            // A kind of its own too: unproved claims, which anyone can send in many shapes, fill "identity", and the
+            // error log makes room by dropping the oldest of the fullest kind.
+            problems.onProblem("member-replaced", reason);
             disconnect(previous, null);
         }
         return true;
     }
 
-    private static String remoteOf(final TcpConnection c)
+    static String remoteOf(final TcpConnection c)
     {
         try
         {

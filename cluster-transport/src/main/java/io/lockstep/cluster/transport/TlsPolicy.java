@@ -7,6 +7,7 @@ import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Set;
 import javax.net.ssl.SSLException;
 
@@ -221,40 +222,68 @@ final class TlsPolicy
         return null;
     }
 
+    /** The most of an exception's message a TLS failure repeats: the JDK's own words fit, a peer's bytes are cut. */
+    static final int MAX_EXCEPTION_CHARS = 200;
+
     /** Why a TLS link failed, with what usually causes it; {@code ex} null for a link closed in its handshake. */
     static String failure(final TcpConnection c, final IOException ex)
     {
-        final String who = c.connectTo >= 0 ? "member " + c.connectTo : "an accepted connection";
+        final String who = c.connectTo >= 0 ? "member " + c.connectTo :
+            "an accepted connection from " + TcpTransport.remoteOf(c);
         if (null == ex)
         {
             return "TLS with " + who + " closed during its handshake: the peer refused this side's certificate, " +
                 "has no TLS files, or hung up";
         }
-        if (null == c.tls || c.tls.handshakeDone())
-        {
-            return "TLS with " + who + " failed: " + ex.getMessage();
-        }
-        return "TLS with " + who + " failed: " + ex.getMessage() + (isCertificateProblem(ex) ?
-            " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and does " +
-            "it name the host the member is configured at?)" :
-            " (does the peer speak TLS on this link? lockstep.tls.links must be the same on every member)");
+        // The JDK quotes some of what the peer sent (a malformed server name, whole): cut here, escaped where it is
+        // printed or recorded.
+        final String message = String.valueOf(ex.getMessage());
+        return "TLS with " + who + " failed: " + (message.length() > MAX_EXCEPTION_CHARS ?
+            message.substring(0, MAX_EXCEPTION_CHARS) + "..." : message) +
+            (null == c.tls || c.tls.handshakeDone() ? "" : handshakeHint(ex));
     }
 
     /**
-     * A certificate refused, here or by the peer (an unknown authority, a wrong host, expired: the peer's refusal
-     * arrives as an alert that names the certificate or its authority), rather than bytes that are not TLS.
+     * What usually causes a handshake to fail this way: a certificate refused, or bytes that are not TLS at all
+     * (another service at that address, a scanner); other failures (no cipher suite or key type in common) are
+     * named by the message alone.
+     */
+    static String handshakeHint(final Throwable ex)
+    {
+        if (isCertificateProblem(ex))
+        {
+            return " (is each side's certificate signed by an authority in the other's lockstep.tls.trust.file, and " +
+                "does it name the host the member is configured at?)";
+        }
+        return isNotTls(ex) ? " (the peer does not speak TLS: is a Lockstep member, or a client with TLS files, " +
+            "at that address?)" : "";
+    }
+
+    /**
+     * A certificate refused here: the JDK's checks (an unknown authority, a wrong host, expired) fail with a
+     * {@link CertificateException} in the cause chain, and a refusal raised as an alert names the certificate or its
+     * authority.
      */
     static boolean isCertificateProblem(final Throwable ex)
     {
         for (Throwable t = ex; null != t; t = t.getCause())
         {
-            final String message = t.getMessage();
-            if (t instanceof CertificateException ||
-                (null != message && (message.contains("certificate") || message.contains("unknown_ca"))))
+            final String message = null == t.getMessage() ? "" : t.getMessage().toLowerCase(Locale.ROOT);
+            if (t instanceof CertificateException || message.contains("certificate") || message.contains("unknown_ca"))
             {
                 return true;
             }
         }
         return false;
+    }
+
+    /** Bytes that do not parse as TLS records: the JDK's words for them, and this side's record bound. */
+    static boolean isNotTls(final Throwable ex)
+    {
+        final String message = null == ex.getMessage() ? "" : ex.getMessage();
+        return message.contains("plaintext connection?") ||
+            message.contains("Unsupported or unrecognized SSL message") ||
+            message.contains("Unrecognized record version") || message.contains("a TLS record longer than") ||
+            message.contains("Input record too big");
     }
 }

@@ -1,0 +1,45 @@
+package io.lockstep.cluster.transport;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PrintableTextTest
+{
+    @Test
+    void plainTextIsReturnedAsItIs()
+    {
+        final String plain = "refused member 2: its TLS certificate (CN=x) does not name 10.0.0.2";
+        assertSame(plain, PrintableText.of(plain));
+    }
+
+    @Test
+    void aPeersTextCannotStartALineMoveTheCursorOrTurnTheTextAround()
+    {
+        final String forged =
+            "Illegal server name, name=x\n12:00:00.000 SEVERE member 0: forged\r\u001b[2J\u202Eevil\\n";
+        final String printed = PrintableText.of(forged);
+        assertEquals("Illegal server name, name=x\\n12:00:00.000 SEVERE member 0: forged\\r\\u001b[2J\\u202eevil\\\\n",
+            printed);
+        assertFalse(printed.chars().anyMatch(c -> c < 0x20), printed);
+    }
+
+    @Test
+    void longTextIsCutSayingHowMuchWasLeftOut()
+    {
+        final String name = "x".repeat(32_000);
+        final String printed = PrintableText.of("TLS failed: " + name);
+        assertTrue(printed.startsWith("TLS failed: xxx"), printed);
+        assertTrue(printed.endsWith("... (" + (12 + 32_000 - PrintableText.MAX_CHARS) + " more characters)"), printed);
+        assertTrue(printed.length() < PrintableText.MAX_CHARS + 40, "length " + printed.length());
+    }
+
+    @Test
+    void oneLineEscapesOnlyWhatCouldBreakTheLine()
+    {
+        assertEquals("a\\\\b\\nc", PrintableText.oneLine("a\\\\b\nc"));
+    }
+}
