@@ -74,6 +74,12 @@ public final class ClusterTool
                 "       lockstep tool replay DATA_DIR --service CLASS [--to POSITION]");
             return 2;
         }
+        final String misread = misreadOptions(args);
+        if (null != misread)
+        {
+            err.println("lockstep tool: " + misread);
+            return 2;
+        }
         final NodeConfig config;
         try
         {
@@ -107,6 +113,48 @@ public final class ClusterTool
             err.println("lockstep tool: " + ex.getMessage());
             return 2;
         }
+    }
+
+    /** Each command's options, each followed by its value; {@code promote}'s {@code --force} stands alone. */
+    private static final Map<String, List<String>> OPTIONS = Map.ofEntries(
+        Map.entry("status", List.of()), Map.entry("errors", List.of()),
+        Map.entry("append", List.of("--count", "--size")), Map.entry("step-down", List.of("--to")),
+        Map.entry("snapshot", List.of("--timeout-ms")), Map.entry("shutdown", List.of("--timeout-ms")),
+        Map.entry("suspend", List.of("--timeout-ms")), Map.entry("resume", List.of("--timeout-ms")),
+        Map.entry("add-member", List.of("--id", "--timeout-ms")),
+        Map.entry("remove-member", List.of("--id", "--timeout-ms")),
+        Map.entry("promote-member", List.of("--id", "--timeout-ms")),
+        Map.entry("backup", List.of("--dir", "--member")), Map.entry("promote", List.of("--timeout-ms")));
+
+    /**
+     * A mistyped option must not be ignored: {@code append --cuont 3} would append one entry and exit 0.
+     *
+     * @return what the tool cannot read in the options after {@code --config FILE}, or null if it reads them all.
+     */
+    static String misreadOptions(final String[] args)
+    {
+        final List<String> known = OPTIONS.get(args[0]);
+        if (null == known)
+        {
+            return "unknown command '" + args[0] + "'";
+        }
+        for (int i = 3; i < args.length; i++)
+        {
+            if ("promote".equals(args[0]) && "--force".equals(args[i]))
+            {
+                continue;
+            }
+            if (!known.contains(args[i]))
+            {
+                return args[0] + " does not take '" + args[i] + "'" + (known.isEmpty() ? ": it has no options" :
+                    "; its options: " + String.join(", ", known) + ("promote".equals(args[0]) ? ", --force" : ""));
+            }
+            if (++i == args.length)
+            {
+                return args[i - 1] + " needs a value";
+            }
+        }
+        return null;
     }
 
     /**

@@ -159,6 +159,15 @@ final class ConnectionReader
                 "log and tool errors say why: TLS required (lockstep.tls.links), a wrong secret, a bound) or is " +
                 "stopping";
         }
+        if (TcpConnection.Stage.AWAIT_PROOF == c.stage)
+        {
+            // The accepting side proves first: a peer with another secret finds this one's proof wrong and hangs up
+            // without sending its own. Unsaid, a process with the wrong secret would leave no trace here.
+            return (c.claimedId >= 0 ? "a peer claiming to be member " + c.claimedId : "a tool") + " from " +
+                TcpTransport.remoteOf(c) + " closed the connection before proving the " +
+                (c.claimedId >= 0 ? "member" : "tool") + " secret: it holds another secret (it refused this " +
+                "member's proof), or gave up";
+        }
         return null;
     }
 

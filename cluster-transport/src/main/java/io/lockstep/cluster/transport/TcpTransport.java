@@ -712,9 +712,13 @@ public final class TcpTransport implements Transport
         if (null != reason)
         {
             final boolean identity = c.claimedIdentity || c.connectTo >= 0;
+            // An accepted connection is named by where it came from: the one thing an operator can act on (a
+            // firewall, the host of a misconfigured peer). Its digits vary, so tool errors still counts one shape.
+            final String from = c.connectTo < 0 ? remoteOf(c) : null;
+            final String said = null == from || reason.contains(from) ? reason : reason + " (from " + from + ")";
             (identity ? identityLog : connectionLog).log(nowNs, c.endpoint >= 0 ? c.endpoint : "unidentified peer",
-                reason);
-            problems.onProblem(identity ? "identity" : "connection", reason);
+                said);
+            problems.onProblem(identity ? "identity" : "connection", said);
         }
         c.open = false;
         c.connected = false;

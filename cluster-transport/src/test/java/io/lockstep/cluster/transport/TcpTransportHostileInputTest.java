@@ -82,6 +82,8 @@ class TcpTransportHostileInputTest
             assertClosedAfter(attack.toByteArray());
         }
         assertTrue(problems.get(0).contains("during the handshake"), problems.get(0));
+        // Named by where it came from, the one thing an operator can act on.
+        assertTrue(problems.get(0).contains("(from /127.0.0.1:"), problems.get(0));
 
         // The same short proof behind a Hello of the right length reaches the check of the proof's block.
         final ByteArrayOutputStream attack = new ByteArrayOutputStream();
