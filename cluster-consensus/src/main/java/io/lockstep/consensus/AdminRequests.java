@@ -157,6 +157,7 @@ final class AdminRequests
     /** The bytes of {@code message} in UTF-8, cut at a character to at most {@code maxBytes}, "..." included. */
     static byte[] utf8Within(final String message, final int maxBytes)
     {
+        assert maxBytes >= 4 : "room for at least one character and the dots: " + maxBytes;
         final byte[] whole = message.getBytes(StandardCharsets.UTF_8);
         if (whole.length <= maxBytes)
         {

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * A member's recent errors, distinct by kind and message shape, each with a count and the wall-clock times it was first
@@ -19,6 +20,8 @@ import java.util.Set;
 public final class MemberErrors
 {
     public static final int MAX_DISTINCT = 64;
+    /** A socket address as the JDK prints it: {@code /10.0.0.5:41234}, {@code /[2001:db8:0:0:0:0:0:1]:41234}. */
+    private static final Pattern ADDRESS = Pattern.compile("/(\\[[0-9A-Fa-f:.%\\w]*\\]|[0-9.]+)(:\\d+)?");
     /**
      * Every kind an error is recorded under: the words {@code tool errors} prints as {@code kind=<kind>}, each with a
      * row in the tool reference (docs/reference/tool.md, held to this set by a test). A new kind goes here first.
@@ -126,8 +129,11 @@ public final class MemberErrors
         return oldest;
     }
 
-    private static String shape(final String message)
+    private static String shape(final String text)
     {
+        // A peer's address is one token whatever it holds: an IPv6 address's hex letters must not make each source
+        // address an error of its own, which a peer with many addresses could use to push out the rest.
+        final String message = ADDRESS.matcher(text).replaceAll("/address");
         final StringBuilder shape = new StringBuilder(message.length());
         for (int i = 0; i < message.length(); i++)
         {

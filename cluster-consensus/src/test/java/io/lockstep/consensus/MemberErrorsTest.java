@@ -65,4 +65,17 @@ class MemberErrorsTest
         assertTrue(decoded.endsWith("\uFFFD..."), decoded);
         assertEquals("short", new String(AdminRequests.utf8Within("short", 480), StandardCharsets.UTF_8));
     }
+
+    @Test
+    void everySourceAddressIsOneShapeIPv6Included()
+    {
+        for (int i = 0; i < 200; i++)
+        {
+            errors.record("identity", "a peer claiming to be member 1 from /[2001:db8:0:0:ab:cd:" +
+                Integer.toHexString(0xa000 + i) + ":1]:4" + i + " closed the connection before proving the member " +
+                "secret");
+            errors.record("connection", "bad message length 7 (from /10.0.0." + (i % 250) + ":5" + i + ")");
+        }
+        assertEquals(2, errors.recent().size(), errors.recent().toString());
+    }
 }

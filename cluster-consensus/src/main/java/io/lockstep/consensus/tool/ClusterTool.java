@@ -93,8 +93,17 @@ public final class ClusterTool
         final List<Member> members = config.members();
         if ("promote".equals(args[0]))
         {
-            return new Promotion(config, out, err).run(Arrays.asList(args).contains("--force"),
-                option(args, "--timeout-ms", 30_000));
+            final int timeoutMs;
+            try
+            {
+                timeoutMs = option(args, "--timeout-ms", 30_000);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                err.println("lockstep tool: " + ex.getMessage());
+                return 2;
+            }
+            return new Promotion(config, out, err).run(Arrays.asList(args).contains("--force"), timeoutMs);
         }
         try (AdminClient client = new AdminClient(members, config.security().toolSecret(),
             config.security().tls().forTools()))
@@ -104,7 +113,7 @@ public final class ClusterTool
             if (1 == exit && null != client.lastProblem())
             {
                 // Why nothing answered, when a member said: a wrong secret reads very differently from a dead member.
-                err.println("lockstep tool: " + client.lastProblem());
+                err.println("lockstep tool: " + PrintableText.oneLine(client.lastProblem()));
             }
             return exit;
         }
@@ -287,8 +296,8 @@ public final class ClusterTool
             out.printf("member=%d status=up total_errors=%d distinct=%d%n", m.id(), e.total(), e.recent().size());
             for (final MemberErrors.Entry entry : e.recent())
             {
-                out.printf("member=%d kind=%s count=%d first=%s last=%s message=\"%s\"%n", m.id(), entry.kind(),
-                    entry.count(), Instant.ofEpochSecond(0, entry.firstEpochNs()),
+                out.printf("member=%d kind=%s count=%d first=%s last=%s message=\"%s\"%n", m.id(),
+                    PrintableText.oneLine(entry.kind()), entry.count(), Instant.ofEpochSecond(0, entry.firstEpochNs()),
                     Instant.ofEpochSecond(0, entry.lastEpochNs()),
                     PrintableText.oneLine(entry.message()).replace('"', '\''));
             }

@@ -1,6 +1,7 @@
 package io.lockstep.consensus.tool;
 
 import io.lockstep.cluster.transport.Member;
+import io.lockstep.cluster.transport.PrintableText;
 import io.lockstep.consensus.Membership;
 import io.lockstep.consensus.codecs.Role;
 import io.lockstep.consensus.node.NodeConfig;
@@ -135,7 +136,7 @@ final class Promotion
             if (null == promoted || !promoted.accepted())
             {
                 err.println("lockstep tool: promote: standby " + best.memberId() + " refused: " +
-                    (null == promoted ? "no answer" : promoted.detail()));
+                    (null == promoted ? "no answer" : PrintableText.oneLine(promoted.detail())));
                 return 1;
             }
             out.println("promote: promoted=" + best.memberId() + " epoch=" + newEpoch + " voters=" +

@@ -159,13 +159,14 @@ final class ConnectionReader
                 "log and tool errors say why: TLS required (lockstep.tls.links), a wrong secret, a bound) or is " +
                 "stopping";
         }
-        if (TcpConnection.Stage.AWAIT_PROOF == c.stage)
+        if (TcpConnection.Stage.AWAIT_PROOF == c.stage && c.claimedId >= 0)
         {
             // The accepting side proves first: a peer with another secret finds this one's proof wrong and hangs up
-            // without sending its own. Unsaid, a process with the wrong secret would leave no trace here.
-            return (c.claimedId >= 0 ? "a peer claiming to be member " + c.claimedId : "a tool") + " from " +
-                TcpTransport.remoteOf(c) + " closed the connection before proving the " +
-                (c.claimedId >= 0 ? "member" : "tool") + " secret: it holds another secret (it refused this " +
+            // without sending its own. Unsaid, a process with the wrong member secret would leave no trace here. (A
+            // tool with the wrong secret is told on its own screen, and a tool that finished with the leader closes
+            // its other connections wherever their handshakes are.)
+            return "a peer claiming to be member " + c.claimedId + " from " + TcpTransport.remoteOf(c) +
+                " closed the connection before proving the member secret: it holds another secret (it refused this " +
                 "member's proof), or gave up";
         }
         return null;

@@ -4,10 +4,10 @@ package io.lockstep.cluster.transport;
  * Text that may hold a peer's bytes, made safe to print on one line: an exception's message can carry what a peer
  * sent (the JDK's TLS code quotes a malformed server name whole, up to its 32 KiB handshake bound), and a log line or
  * a {@code tool errors} line built from it must not be able to start a forged line of its own, move the terminal's
- * cursor, reverse the text's direction, or run to megabytes. Control characters, line and paragraph separators and
- * bidirectional overrides become {@code \n}, {@code \r}, {@code \t} or {@code \}{@code uXXXX}; a backslash is
- * doubled, so that what was escaped can be told from what was sent; and the text is cut to a bound, saying how much
- * was left out.
+ * cursor, reverse the text's direction, hide characters, or run to megabytes. Control characters, line and paragraph
+ * separators, bidirectional overrides and invisible format characters become {@code \n}, {@code \r}, {@code \t} or
+ * {@code \}{@code uXXXX}; a backslash is doubled, so that what was escaped can be told from what was sent; and the
+ * text is cut to a bound, saying how much was left out.
  */
 public final class PrintableText
 {
@@ -98,8 +98,8 @@ public final class PrintableText
     private static boolean needsEscape(final char c)
     {
         return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == '\u2028' || c == '\u2029' ||
-            (c >= '\u202A' && c <= '\u202E') || (c >= '\u2066' && c <= '\u2069') || c == '\u200E' || c == '\u200F' ||
-            c == '\u061C' || c == '\uFEFF';
+            (c >= '\u202A' && c <= '\u202E') || (c >= '\u2066' && c <= '\u2069') || (c >= '\u200B' && c <= '\u200F') ||
+            (c >= '\u2060' && c <= '\u2064') || (c >= '\uFFF9' && c <= '\uFFFB') || c == '\u061C' || c == '\uFEFF';
     }
 
     private static void appendEscaped(final StringBuilder out, final char c)
