@@ -20,6 +20,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -124,7 +125,9 @@ public final class ClusterTool
         }
     }
 
-    /** Each command's options, each followed by its value; {@code promote}'s {@code --force} stands alone. */
+    /** Options that stand alone; every other option is followed by its value. */
+    private static final Set<String> FLAGS = Set.of("--force");
+    /** Each command's options. */
     private static final Map<String, List<String>> OPTIONS = Map.ofEntries(
         Map.entry("status", List.of()), Map.entry("errors", List.of()),
         Map.entry("append", List.of("--count", "--size")), Map.entry("step-down", List.of("--to")),
@@ -133,7 +136,7 @@ public final class ClusterTool
         Map.entry("add-member", List.of("--id", "--timeout-ms")),
         Map.entry("remove-member", List.of("--id", "--timeout-ms")),
         Map.entry("promote-member", List.of("--id", "--timeout-ms")),
-        Map.entry("backup", List.of("--dir", "--member")), Map.entry("promote", List.of("--timeout-ms")));
+        Map.entry("backup", List.of("--dir", "--member")), Map.entry("promote", List.of("--timeout-ms", "--force")));
 
     /**
      * A mistyped option must not be ignored: {@code append --cuont 3} would append one entry and exit 0.
@@ -149,16 +152,12 @@ public final class ClusterTool
         }
         for (int i = 3; i < args.length; i++)
         {
-            if ("promote".equals(args[0]) && "--force".equals(args[i]))
-            {
-                continue;
-            }
             if (!known.contains(args[i]))
             {
                 return args[0] + " does not take '" + args[i] + "'" + (known.isEmpty() ? ": it has no options" :
-                    "; its options: " + String.join(", ", known) + ("promote".equals(args[0]) ? ", --force" : ""));
+                    "; its options: " + String.join(", ", known));
             }
-            if (++i == args.length)
+            if (!FLAGS.contains(args[i]) && ++i == args.length)
             {
                 return args[i - 1] + " needs a value";
             }

@@ -66,6 +66,10 @@ public final class PrintableText
      */
     public static String oneLine(final String text)
     {
+        if (text.chars().noneMatch(c -> needsEscape((char)c)))
+        {
+            return text;
+        }
         final StringBuilder out = new StringBuilder(text.length());
         for (int i = 0; i < text.length(); i++)
         {
