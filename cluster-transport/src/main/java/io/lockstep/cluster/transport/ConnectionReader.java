@@ -140,8 +140,9 @@ final class ConnectionReader
     }
 
     /**
-     * Why the peer closed, where it says something: in the middle of a message, in the TLS handshake, or, for a member
-     * this side dialled, before it answered anything (it refused this side: its own log says why).
+     * Why the peer closed, where it says something: in the middle of a message, in the TLS handshake, for a member
+     * this side dialled before it answered anything (it refused this side: its own log says why), or, for a peer that
+     * claimed a member id here, before it proved the secret (it holds another).
      */
     private static String closedReason(final TcpConnection c)
     {

@@ -17,7 +17,8 @@ final class DroppedConnectionLog
     private final LineBudget budget = new LineBudget();
 
     /**
-     * @param kind   what this log counts, as the held-back line names it: {@code connection} or {@code identity}.
+     * @param kind   what this log counts, as the held-back line names it: {@code connection}, {@code identity} or
+     *               {@code replaced member}.
      * @param selfId the member's id, or -1 for a client or tool.
      */
     DroppedConnectionLog(final String kind, final int selfId)

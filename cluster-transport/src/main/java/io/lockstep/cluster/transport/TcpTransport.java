@@ -80,7 +80,7 @@ public final class TcpTransport implements Transport
     private ConnectionLimits limits = ConnectionLimits.DEFAULTS;
     private long nextSweepNs;
     private long nextHeartbeatNs;
-    /** A log budget per kind of problem: a flood of one leaves the other's lines. */
+    /** A log budget per kind of problem: a flood of one leaves the others' lines. */
     private final DroppedConnectionLog connectionLog;
     private final DroppedConnectionLog identityLog;
     private final DroppedConnectionLog replacedLog;
