@@ -91,6 +91,13 @@ class ClusterNodeBuilderTest
         {
             assertTrue(client.awaitConnected(30_000), "connected: " + client.closeReason());
             send(client, 0, 100);
+            // A member new to the cluster votes only once it holds a committed entry of its leader's term: stopping
+            // the leader before the followers have one would leave two members that cannot elect (a CI run under
+            // load did). Applied means committed and held.
+            for (final CountingService service : services)
+            {
+                pollUntil(client, () -> !service.applied.isEmpty(), "member " + service.memberId + " applied one");
+            }
             // The leader stops with messages still in flight: those it did not acknowledge are resent to the next.
             final int leader = client.leaderId();
             assertTrue(leader >= 0, "the client knows its leader");
