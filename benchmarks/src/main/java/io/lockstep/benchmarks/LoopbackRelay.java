@@ -416,7 +416,16 @@ final class LoopbackRelay
                 selector.select(onReady);
                 if (!clientClosed)
                 {
-                    echoCommitted();
+                    try
+                    {
+                        echoCommitted();
+                    }
+                    catch (final IOException ex)
+                    {
+                        // The client closed with echoes still due, before the leader read its end of stream (a
+                        // window's end can do that): writing to it fails, which ends this client, not the leader.
+                        clientClosed = true;
+                    }
                 }
             }
             key.cancel();
