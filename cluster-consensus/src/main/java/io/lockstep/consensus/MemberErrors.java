@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * A member's recent errors, distinct by kind and message shape, each with a count and the wall-clock times it was first
@@ -20,8 +19,6 @@ import java.util.regex.Pattern;
 public final class MemberErrors
 {
     public static final int MAX_DISTINCT = 64;
-    /** A socket address as the JDK prints it: {@code /10.0.0.5:41234}, {@code /[2001:db8:0:0:0:0:0:1]:41234}. */
-    private static final Pattern ADDRESS = Pattern.compile("/(\\[[0-9A-Fa-f:.%\\w]*\\]|[0-9.]+)(:\\d+)?");
     /**
      * Every kind an error is recorded under: the words {@code tool errors} prints as {@code kind=<kind>}, each with a
      * row in the tool reference (docs/reference/tool.md, held to this set by a test). A new kind goes here first.
@@ -129,16 +126,28 @@ public final class MemberErrors
         return oldest;
     }
 
-    private static String shape(final String text)
+    /**
+     * The message with every run of digits as '#' and every socket address as the JDK prints it
+     * ({@code /10.0.0.5:41234}, {@code /[2001:db8:0:0:0:0:0:1]:41234}) as {@code /address}: a peer's address is one
+     * token whatever it holds, so that an IPv6 address's hex letters do not make each source address an error of its
+     * own, which a peer with many addresses could use to push out the rest. One pass, no regular expression: a flood
+     * of one peer's garbage records an error per message.
+     */
+    static String shape(final String message)
     {
-        // A peer's address is one token whatever it holds: an IPv6 address's hex letters must not make each source
-        // address an error of its own, which a peer with many addresses could use to push out the rest.
-        final String message = ADDRESS.matcher(text).replaceAll("/address");
         final StringBuilder shape = new StringBuilder(message.length());
-        for (int i = 0; i < message.length(); i++)
+        int i = 0;
+        while (i < message.length())
         {
             final char c = message.charAt(i);
-            if (c >= '0' && c <= '9')
+            final int afterAddress = '/' == c ? endOfAddress(message, i + 1) : -1;
+            if (afterAddress > 0)
+            {
+                shape.append("/address");
+                i = afterAddress;
+                continue;
+            }
+            if (isDigit(c))
             {
                 if (shape.length() == 0 || shape.charAt(shape.length() - 1) != '#')
                 {
@@ -149,8 +158,63 @@ public final class MemberErrors
             {
                 shape.append(c);
             }
+            i++;
         }
         return shape.toString();
+    }
+
+    /**
+     * @return the index after a socket address starting at {@code from} (just after its '/'): an IPv4 address (digits
+     * and dots) or an IPv6 one in brackets, then an optional {@code :port}; or -1 if none starts there.
+     */
+    private static int endOfAddress(final String text, final int from)
+    {
+        int i = from;
+        if (i < text.length() && '[' == text.charAt(i))
+        {
+            i++;
+            while (i < text.length() && isAddressChar(text.charAt(i)))
+            {
+                i++;
+            }
+            if (i == text.length() || ']' != text.charAt(i))
+            {
+                return -1;
+            }
+            i++;
+        }
+        else
+        {
+            while (i < text.length() && (isDigit(text.charAt(i)) || '.' == text.charAt(i)))
+            {
+                i++;
+            }
+            if (i == from)
+            {
+                return -1;
+            }
+        }
+        if (i + 1 < text.length() && ':' == text.charAt(i) && isDigit(text.charAt(i + 1)))
+        {
+            i += 2;
+            while (i < text.length() && isDigit(text.charAt(i)))
+            {
+                i++;
+            }
+        }
+        return i;
+    }
+
+    private static boolean isDigit(final char c)
+    {
+        return c >= '0' && c <= '9';
+    }
+
+    /** Inside an IPv6 address's brackets: hex digits, ':', '.', and a zone id ('%' and word characters). */
+    private static boolean isAddressChar(final char c)
+    {
+        return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || '_' == c || ':' == c || '.' == c ||
+            '%' == c;
     }
 
     /**

@@ -4,6 +4,8 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Random;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -77,5 +79,30 @@ class MemberErrorsTest
             errors.record("connection", "bad message length 7 (from /10.0.0." + (i % 250) + ":5" + i + ")");
         }
         assertEquals(2, errors.recent().size(), errors.recent().toString());
+    }
+
+    @Test
+    void theShapeIsTheDigitsAndAddressesOfTheMessageReplacedInOnePass()
+    {
+        assertEquals("refused /address: length # over #",
+            MemberErrors.shape("refused /10.0.0.5:41234: length 9 over 8"));
+        assertEquals("from /address)", MemberErrors.shape("from /[fe80::1%eth0]:7000)"));
+        assertEquals("/address and /[unclosed #", MemberErrors.shape("/1.2.3.4 and /[unclosed 12"));
+        assertEquals("a/b /:# /address:x", MemberErrors.shape("a/b /:80 /9:x"));
+
+        // The same as the regular expression it replaced, on text made of the characters that matter to it.
+        final Pattern address = Pattern.compile("/(\\[[0-9A-Fa-f:.%\\w]*\\]|[0-9.]+)(:\\d+)?");
+        final String alphabet = "/[]:.%_09afAFzZ -";
+        final Random random = new Random(42);
+        for (int n = 0; n < 20_000; n++)
+        {
+            final StringBuilder text = new StringBuilder();
+            for (int i = random.nextInt(24); i > 0; i--)
+            {
+                text.append(alphabet.charAt(random.nextInt(alphabet.length())));
+            }
+            final String expected = address.matcher(text).replaceAll("/address").replaceAll("[0-9]+", "#");
+            assertEquals(expected, MemberErrors.shape(text.toString()), "shape of \"" + text + "\"");
+        }
     }
 }
