@@ -48,6 +48,25 @@ public final class PrintableText
     }
 
     /**
+     * Cut only, for text that is made printable later, where it is logged or recorded (escaping it twice would
+     * double its backslashes); the same note as {@link #of(String, int)} says what was cut. A character outside the
+     * Basic Multilingual Plane is kept or cut whole.
+     *
+     * @param text     any text, or null.
+     * @param maxChars longest result before the note of what was cut (at least 1).
+     * @return the text itself if it is no longer than that.
+     */
+    public static String cut(final String text, final int maxChars)
+    {
+        if (null == text || text.length() <= maxChars)
+        {
+            return String.valueOf(text);
+        }
+        final int keep = Character.isHighSurrogate(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+        return text.substring(0, keep) + "... (" + (text.length() - keep) + " more characters)";
+    }
+
+    /**
      * @param text any text, or null.
      * @return {@link #of(String, int)} with {@link #MAX_CHARS}.
      */

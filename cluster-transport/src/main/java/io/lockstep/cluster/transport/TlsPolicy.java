@@ -237,9 +237,7 @@ final class TlsPolicy
         }
         // The JDK quotes some of what the peer sent (a malformed server name, whole): cut here, escaped where it is
         // printed or recorded.
-        final String message = String.valueOf(ex.getMessage());
-        return "TLS with " + who + " failed: " + (message.length() > MAX_EXCEPTION_CHARS ?
-            message.substring(0, MAX_EXCEPTION_CHARS) + "..." : message) +
+        return "TLS with " + who + " failed: " + PrintableText.cut(ex.getMessage(), MAX_EXCEPTION_CHARS) +
             (null == c.tls || c.tls.handshakeDone() ? "" : handshakeHint(ex));
     }
 

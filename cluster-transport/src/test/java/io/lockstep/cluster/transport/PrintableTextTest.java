@@ -42,4 +42,15 @@ class PrintableTextTest
     {
         assertEquals("a\\\\b\\nc", PrintableText.oneLine("a\\\\b\nc"));
     }
+
+    @Test
+    void cutLeavesTheTextAsItIsAndNeverSplitsACharacter()
+    {
+        final String plain = "peer sent \\x01";
+        assertSame(plain, PrintableText.cut(plain, plain.length()), "short enough: the text itself, not escaped");
+        assertEquals("abc... (3 more characters)", PrintableText.cut("abcdef", 3));
+        final String emoji = "ab\uD83D\uDE00cd"; // a character outside the BMP at chars 2-3
+        assertEquals("ab... (4 more characters)", PrintableText.cut(emoji, 3), "kept or cut whole");
+        assertEquals("null", PrintableText.cut(null, 3));
+    }
 }
