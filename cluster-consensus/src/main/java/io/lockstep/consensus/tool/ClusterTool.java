@@ -114,7 +114,8 @@ public final class ClusterTool
             if (1 == exit && null != client.lastProblem())
             {
                 // Why nothing answered, when a member said: a wrong secret reads very differently from a dead member.
-                err.println("lockstep tool: " + PrintableText.oneLine(client.lastProblem()));
+                // Raw: a member's refusal as it came over the wire, or this side's own transport failure.
+                err.println("lockstep tool: " + PrintableText.of(client.lastProblem()));
             }
             return exit;
         }

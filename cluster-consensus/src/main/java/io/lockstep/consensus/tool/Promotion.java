@@ -103,7 +103,7 @@ final class Promotion
             if (answers.isEmpty())
             {
                 err.println("lockstep tool: promote: no standby answers: " +
-                    (null == admin.lastProblem() ? "are they running?" : admin.lastProblem()));
+                    (null == admin.lastProblem() ? "are they running?" : PrintableText.of(admin.lastProblem())));
                 return 1;
             }
             AdminClient.PromoteAnswer best = answers.get(0);
@@ -136,7 +136,7 @@ final class Promotion
             if (null == promoted || !promoted.accepted())
             {
                 err.println("lockstep tool: promote: standby " + best.memberId() + " refused: " +
-                    (null == promoted ? "no answer" : PrintableText.oneLine(promoted.detail())));
+                    (null == promoted ? "no answer" : PrintableText.of(promoted.detail())));
                 return 1;
             }
             out.println("promote: promoted=" + best.memberId() + " epoch=" + newEpoch + " voters=" +

@@ -5,7 +5,8 @@ package io.lockstep.cluster.transport;
  * sent (the JDK's TLS code quotes a malformed server name whole, up to its 32 KiB handshake bound), and a log line or
  * a {@code tool errors} line built from it must not be able to start a forged line of its own, move the terminal's
  * cursor, reverse the text's direction, hide characters, or run to megabytes. Control characters, line and paragraph
- * separators, bidirectional overrides and invisible format characters become {@code \n}, {@code \r}, {@code \t} or
+ * separators, bidirectional overrides and characters that print as nothing (format characters such as zero-width ones
+ * and tags, blank fillers, private-use and unassigned ones) become {@code \n}, {@code \r}, {@code \t} or
  * {@code \}{@code uXXXX}; a backslash is doubled, so that what was escaped can be told from what was sent; and the
  * text is cut to a bound, saying how much was left out.
  */
@@ -38,7 +39,12 @@ public final class PrintableText
         int i = 0;
         for (; i < text.length() && out.length() < maxChars; i++)
         {
-            appendEscaped(out, text.charAt(i));
+            appendEscaped(out, text, i);
+        }
+        if (i < text.length() && Character.isHighSurrogate(out.charAt(out.length() - 1)))
+        {
+            out.setLength(out.length() - 1); // a character is kept or cut whole
+            i--;
         }
         if (i < text.length())
         {
@@ -85,21 +91,25 @@ public final class PrintableText
      */
     public static String oneLine(final String text)
     {
-        if (text.chars().noneMatch(c -> needsEscape((char)c)))
+        int first = 0;
+        while (first < text.length() && !needsEscape(text, first))
+        {
+            first++;
+        }
+        if (first == text.length())
         {
             return text;
         }
-        final StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++)
+        final StringBuilder out = new StringBuilder(text.length() + 16).append(text, 0, first);
+        for (int i = first; i < text.length(); i++)
         {
-            final char c = text.charAt(i);
-            if (needsEscape(c))
+            if (needsEscape(text, i))
             {
-                appendEscaped(out, c);
+                appendEscaped(out, text, i);
             }
             else
             {
-                out.append(c);
+                out.append(text.charAt(i));
             }
         }
         return out.toString();
@@ -109,8 +119,7 @@ public final class PrintableText
     {
         for (int i = 0; i < text.length(); i++)
         {
-            final char c = text.charAt(i);
-            if (c == '\\' || needsEscape(c))
+            if (text.charAt(i) == '\\' || needsEscape(text, i))
             {
                 return false;
             }
@@ -118,15 +127,42 @@ public final class PrintableText
         return true;
     }
 
-    private static boolean needsEscape(final char c)
+    /**
+     * @return true if the char at {@code i} is escaped: a control character, a separator, a direction override, or
+     * a character that prints as nothing (a format character such as a soft hyphen or a zero-width space, a blank
+     * filler, a private-use or unassigned one); each half of a surrogate pair as the character they make, and a
+     * surrogate without its other half always.
+     */
+    private static boolean needsEscape(final String text, final int i)
     {
-        return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == '\u2028' || c == '\u2029' ||
-            (c >= '\u202A' && c <= '\u202E') || (c >= '\u2066' && c <= '\u2069') || (c >= '\u200B' && c <= '\u200F') ||
-            (c >= '\u2060' && c <= '\u2064') || (c >= '\uFFF9' && c <= '\uFFFB') || c == '\u061C' || c == '\uFEFF';
+        final char c = text.charAt(i);
+        if (!Character.isSurrogate(c))
+        {
+            return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == '\u2028' || c == '\u2029' || c == '\u034F' ||
+                c == '\u115F' || c == '\u1160' || c == '\u3164' || c == '\uFFA0' || isInvisible(c);
+        }
+        final int pairedAt = Character.isHighSurrogate(c) ? i + 1 : i - 1;
+        if (pairedAt < 0 || pairedAt >= text.length())
+        {
+            return true;
+        }
+        final char other = text.charAt(pairedAt);
+        final boolean paired = Character.isHighSurrogate(c) ? Character.isLowSurrogate(other) :
+            Character.isHighSurrogate(other);
+        return !paired || isInvisible(Character.isHighSurrogate(c) ? Character.toCodePoint(c, other) :
+            Character.toCodePoint(other, c));
     }
 
-    private static void appendEscaped(final StringBuilder out, final char c)
+    /** Format characters (direction marks and overrides, zero-width ones, tags), private-use and unassigned ones. */
+    private static boolean isInvisible(final int codePoint)
     {
+        final int type = Character.getType(codePoint);
+        return type == Character.FORMAT || type == Character.PRIVATE_USE || type == Character.UNASSIGNED;
+    }
+
+    private static void appendEscaped(final StringBuilder out, final String text, final int i)
+    {
+        final char c = text.charAt(i);
         switch (c)
         {
             case '\\' -> out.append("\\\\");
@@ -135,7 +171,7 @@ public final class PrintableText
             case '\t' -> out.append("\\t");
             default ->
             {
-                if (needsEscape(c))
+                if (needsEscape(text, i))
                 {
                     out.append(String.format("\\u%04x", (int)c));
                 }

@@ -7,7 +7,6 @@ import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.Locale;
 import java.util.Set;
 import javax.net.ssl.SSLException;
 
@@ -222,8 +221,11 @@ final class TlsPolicy
         return null;
     }
 
-    /** The most of an exception's message a TLS failure repeats: the JDK's own words fit, a peer's bytes are cut. */
-    static final int MAX_EXCEPTION_CHARS = 200;
+    /**
+     * The most of an exception's message a TLS failure repeats: the JDK's own words fit, a peer's bytes are cut, and
+     * the hint after them still fits in what a log line or {@code tool errors} keeps ({@link PrintableText#MAX_CHARS}).
+     */
+    static final int MAX_EXCEPTION_CHARS = 150;
 
     /** Why a TLS link failed, with what usually causes it; {@code ex} null for a link closed in its handshake. */
     static String failure(final TcpConnection c, final IOException ex)
@@ -259,15 +261,18 @@ final class TlsPolicy
 
     /**
      * A certificate refused here: the JDK's checks (an unknown authority, a wrong host, expired) fail with a
-     * {@link CertificateException} in the cause chain, and a refusal raised as an alert names the certificate or its
-     * authority.
+     * {@link CertificateException} in the cause chain; or refused by the peer, which says so in an alert. Only the
+     * start of a message is read: some of the JDK's messages quote what the peer sent (a malformed server name), and
+     * a peer must not choose the hint an operator is given by putting its words in that.
      */
     static boolean isCertificateProblem(final Throwable ex)
     {
         for (Throwable t = ex; null != t; t = t.getCause())
         {
-            final String message = null == t.getMessage() ? "" : t.getMessage().toLowerCase(Locale.ROOT);
-            if (t instanceof CertificateException || message.contains("certificate") || message.contains("unknown_ca"))
+            final String message = null == t.getMessage() ? "" : t.getMessage();
+            if (t instanceof CertificateException || message.startsWith("Invalid Certificate message") ||
+                message.startsWith("Empty client certificate chain") ||
+                message.startsWith("Empty server certificate chain") || isCertificateAlert(message))
             {
                 return true;
             }
@@ -275,13 +280,25 @@ final class TlsPolicy
         return false;
     }
 
+    /** A TLS alert about a certificate or its authority, as the JDK words one it received. */
+    private static boolean isCertificateAlert(final String message)
+    {
+        final String prefix = "Received fatal alert: ";
+        if (!message.startsWith(prefix))
+        {
+            return false;
+        }
+        final String alert = message.substring(prefix.length());
+        return alert.contains("certificate") || alert.equals("unknown_ca");
+    }
+
     /** Bytes that do not parse as TLS records: the JDK's words for them, and this side's record bound. */
     static boolean isNotTls(final Throwable ex)
     {
         final String message = null == ex.getMessage() ? "" : ex.getMessage();
-        return message.contains("plaintext connection?") ||
-            message.contains("Unsupported or unrecognized SSL message") ||
-            message.contains("Unrecognized record version") || message.contains("a TLS record longer than") ||
-            message.contains("Input record too big");
+        return message.startsWith("Unrecognized SSL message") ||
+            message.startsWith("Unsupported or unrecognized SSL message") ||
+            message.startsWith("Unrecognized record version") || message.startsWith("a TLS record longer than") ||
+            message.startsWith("Input record too big");
     }
 }

@@ -53,4 +53,22 @@ class PrintableTextTest
         assertEquals("ab... (4 more characters)", PrintableText.cut(emoji, 3), "kept or cut whole");
         assertEquals("null", PrintableText.cut(null, 3));
     }
+
+    @Test
+    void charactersThatPrintAsNothingAreEscapedWhetherInOneCharOrTwo()
+    {
+        // A soft hyphen, a Hangul filler, a private-use character, a tag character (two chars), a lone surrogate.
+        final String hidden = "a\u00ADb\u3164c\uE000d\uDB40\uDC41e\uD800f";
+        assertEquals("a\\u00adb\\u3164c\\ue000d\\udb40\\udc41e\\ud800f", PrintableText.of(hidden));
+        assertEquals(PrintableText.of(hidden), PrintableText.oneLine(hidden), "no backslash in it: the same");
+        final String smile = "ok \uD83D\uDE00";
+        assertSame(smile, PrintableText.of(smile), "a visible character outside the BMP is kept as it is");
+    }
+
+    @Test
+    void theCutOfEscapedTextNeverSplitsACharacter()
+    {
+        final String printed = PrintableText.of("ab\uD83D\uDE00cd", 3);
+        assertEquals("ab... (4 more characters)", printed);
+    }
 }

@@ -50,4 +50,17 @@ class TlsFailureHintTest
         assertEquals("", TlsPolicy.handshakeHint(new SSLHandshakeException("Received fatal alert: " +
             "handshake_failure")));
     }
+
+    @Test
+    void aPeersWordsQuotedInTheMessageDoNotChooseTheHint()
+    {
+        // The JDK quotes a malformed server name whole: a peer could put a hint's trigger words in it.
+        for (final String name : new String[] { "a certificate", "x unknown_ca", "Unrecognized SSL message, " +
+            "plaintext connection?", "Received fatal alert: bad_certificate" })
+        {
+            final SSLException quoting = new SSLException("Illegal server name, type=host_name(0), name=" + name +
+                ", value={00}");
+            assertEquals("", TlsPolicy.handshakeHint(quoting), name);
+        }
+    }
 }
