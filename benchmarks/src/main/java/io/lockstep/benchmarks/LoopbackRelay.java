@@ -422,8 +422,9 @@ final class LoopbackRelay
                     }
                     catch (final IOException ex)
                     {
-                        // The client closed with echoes still due, before the leader read its end of stream (a
-                        // window's end can do that): writing to it fails, which ends this client, not the leader.
+                        // The client closed with echoes still due, before the leader read its end of stream (the
+                        // load generator closes at its window's end without reading the echoes still on their way):
+                        // writing to it fails, which ends this client, not the leader.
                         clientClosed = true;
                     }
                 }

@@ -11,10 +11,11 @@ import java.util.Set;
 /**
  * A member's recent errors, distinct by kind and message shape, each with a count and the wall-clock times it was first
  * and last seen: what {@code tool errors} prints. Messages that differ only in their numbers (a length, an id, a
- * position) are one error, shown with the latest numbers. Bounded: at most {@link #MAX_DISTINCT} distinct errors
- * are kept; a new one beyond that replaces the one seen longest ago of the kind that holds the most, so a flood of
- * garbage from one peer can neither grow the member's memory nor push rarer evidence (a forged sender, say) out.
- * Member thread only (recorded and read there); errors are rare, so allocating here is fine.
+ * position) or in a peer's address are one error (see {@code shape}), shown with the latest numbers and address.
+ * Bounded: at most {@link #MAX_DISTINCT} distinct errors are kept; a new one beyond that replaces the one seen longest
+ * ago of the kind that holds the most, so a flood of garbage from one peer can neither grow the member's memory nor
+ * push rarer evidence (a forged sender, say) out. Member thread only (recorded and read there); errors are rare, so
+ * allocating here is fine.
  */
 public final class MemberErrors
 {
@@ -36,7 +37,7 @@ public final class MemberErrors
     private static final class Slot
     {
         final String kind;
-        /** The message with every run of digits as '#': what makes errors the same. */
+        /** What makes errors the same: see {@link MemberErrors#shape}. */
         final String shape;
         String message;
         long count;

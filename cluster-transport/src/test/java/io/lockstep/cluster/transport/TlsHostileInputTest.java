@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLSocket;
@@ -34,6 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TlsHostileInputTest extends TlsLinkFixture
 {
+    /** An accepted connection's failure names the address it came from. */
+    private static final Pattern ACCEPTED_FAILED =
+        Pattern.compile("TLS with an accepted connection from /127\\.0\\.0\\.1:\\d+ failed: ");
+
     @Test
     void aMemberAnswersAFewTlsHandshakesPerPollAndTheRestOnLaterPollsInOrder() throws Exception
     {

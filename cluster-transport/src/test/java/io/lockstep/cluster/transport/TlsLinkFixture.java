@@ -21,7 +21,6 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -37,17 +36,14 @@ abstract class TlsLinkFixture
         "the-tool-secret-of-this-test!!".getBytes(StandardCharsets.US_ASCII));
     static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
 
+    // Static, set again by each test class as it starts: the classes run one after another, as the build runs them.
     @TempDir
     static Path dir;
     static Path certs;
     static Path otherCerts;
 
-    /** An accepted connection's failure names the address it came from. */
-    static final Pattern ACCEPTED_FAILED =
-        Pattern.compile("TLS with an accepted connection from /127\\.0\\.0\\.1:\\d+ failed: ");
-
     final List<TcpTransport> transports = new ArrayList<>();
-    /** Written by the transports' listeners and by peers' threads of a test's own, read by the test. */
+    /** Written by the transports' listeners and by the peer threads TlsHostileInputTest starts, read by the test. */
     final List<String> problems = new CopyOnWriteArrayList<>();
     final List<byte[]> received = new ArrayList<>();
     final List<Integer> senders = new ArrayList<>();
