@@ -14,6 +14,7 @@ public final class PrintableText
 {
     /** Longest text kept from any one problem: enough for every message Lockstep writes itself. */
     public static final int MAX_CHARS = 400;
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     private PrintableText()
     {
@@ -30,12 +31,11 @@ public final class PrintableText
         {
             return "null";
         }
-        final int keep = Math.min(text.length(), maxChars);
-        if (keep == text.length() && isPlain(text))
+        if (text.length() <= maxChars && isPlain(text))
         {
             return text;
         }
-        final StringBuilder out = new StringBuilder(keep + 48);
+        final StringBuilder out = new StringBuilder(Math.min(text.length(), maxChars) + 48);
         int i = 0;
         for (; i < text.length() && out.length() < maxChars; i++)
         {
@@ -48,7 +48,7 @@ public final class PrintableText
         }
         if (i < text.length())
         {
-            out.append("... (").append(text.length() - i).append(" more characters)");
+            appendCutNote(out, text.length() - i);
         }
         return out.toString();
     }
@@ -69,7 +69,12 @@ public final class PrintableText
             return String.valueOf(text);
         }
         final int keep = Character.isHighSurrogate(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
-        return text.substring(0, keep) + "... (" + (text.length() - keep) + " more characters)";
+        return appendCutNote(new StringBuilder(keep + 32).append(text, 0, keep), text.length() - keep).toString();
+    }
+
+    private static StringBuilder appendCutNote(final StringBuilder out, final int charsLeftOut)
+    {
+        return out.append("... (").append(charsLeftOut).append(" more characters)");
     }
 
     /**
@@ -173,7 +178,9 @@ public final class PrintableText
             {
                 if (needsEscape(text, i))
                 {
-                    out.append(String.format("\\u%04x", (int)c));
+                    // By hand, not String.format: a flood of control characters escapes hundreds per message.
+                    out.append("\\u").append(HEX[(c >> 12) & 0xF]).append(HEX[(c >> 8) & 0xF])
+                        .append(HEX[(c >> 4) & 0xF]).append(HEX[c & 0xF]);
                 }
                 else
                 {

@@ -35,6 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TlsHostileInputTest extends TlsLinkFixture
 {
+    /** Room for eight connections in their handshake, so that a test can fill it. */
+    private static final ConnectionLimits EIGHT_HANDSHAKES =
+        new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26);
     /** An accepted connection's failure names the address it came from. */
     private static final Pattern ACCEPTED_FAILED =
         Pattern.compile("TLS with an accepted connection from /127\\.0\\.0\\.1:\\d+ failed: ");
@@ -222,7 +225,7 @@ class TlsHostileInputTest extends TlsLinkFixture
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS))
-            .limits(new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26));
+            .limits(EIGHT_HANDSHAKES);
         final byte[] hello = clientHello(trustingContext(certs));
         final byte[][] openings = {
             { 0x16, 0x03 },
@@ -354,7 +357,7 @@ class TlsHostileInputTest extends TlsLinkFixture
     {
         final List<Member> members = List.of(new Member(0, "127.0.0.1", freePort(), true));
         final TcpTransport m = member(0, members, memberFiles(certs), EnumSet.of(LinkClass.CLIENTS))
-            .limits(new ConnectionLimits(256, 8, TimeUnit.SECONDS.toNanos(30), 1 << 26));
+            .limits(EIGHT_HANDSHAKES);
         final byte[] hello = clientHello(trustingContext(certs));
         final List<Socket> flood = new ArrayList<>();
         try (Socket genuine = new Socket("127.0.0.1", members.get(0).port()))
