@@ -561,6 +561,24 @@ public final class AdminClient implements AutoCloseable
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
+    /**
+     * An answer is taken only as the member the tool dialled: one peer at one member's address must not speak for
+     * the others (report a leader, errors or a standby's state in their name, or fill their places so that the tool
+     * stops waiting for them).
+     *
+     * @return true if the answer names another member than the connection's, which is then dropped and said.
+     */
+    private boolean answersAsAnother(final int from, final int memberId)
+    {
+        if (memberId == from)
+        {
+            return false;
+        }
+        lastProblem = "member " + from + " answered as member " + memberId + ": its answer is ignored (is another " +
+            "member, or another cluster, at the address configured for member " + from + "?)";
+        return true;
+    }
+
     // Longer than the method bound: one case per response kind, each a few lines.
     @SuppressWarnings("checkstyle:MethodLength")
     private void onMessage(final int from, final DirectBuffer msg, final int offset, final int length)
@@ -594,6 +612,10 @@ public final class AdminClient implements AutoCloseable
         {
             errorsDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
             final int memberId = errorsDecoder.memberId();
+            if (answersAsAnother(from, memberId))
+            {
+                return;
+            }
             final long total = errorsDecoder.totalErrors();
             final List<MemberErrors.Entry> recent = new ArrayList<>();
             for (final ErrorsResponseDecoder.ErrorsDecoder e : errorsDecoder.errors())
@@ -628,7 +650,7 @@ public final class AdminClient implements AutoCloseable
             headerDecoder.templateId() == PromoteResponseDecoder.TEMPLATE_ID)
         {
             promoteDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
-            if (promoteDecoder.correlationId() == awaited)
+            if (promoteDecoder.correlationId() == awaited && !answersAsAnother(from, promoteDecoder.memberId()))
             {
                 final PromoteResponseDecoder d = promoteDecoder;
                 final long since = d.sinceLeaderNs();
@@ -643,6 +665,10 @@ public final class AdminClient implements AutoCloseable
         {
             statusDecoder.wrap(msg, body, headerDecoder.blockLength(), headerDecoder.version());
             final int memberId = statusDecoder.memberId();
+            if (answersAsAnother(from, memberId))
+            {
+                return;
+            }
             final Status partial = new Status(memberId, statusDecoder.role(), statusDecoder.term(),
                 statusDecoder.leaderId(), statusDecoder.logPosition(), statusDecoder.commitPosition(),
                 statusDecoder.logStartPosition(), statusDecoder.snapshotPosition(), statusDecoder.appliedPosition(),

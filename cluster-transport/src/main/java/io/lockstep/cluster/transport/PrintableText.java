@@ -22,7 +22,8 @@ public final class PrintableText
 
     /**
      * @param text     any text, or null.
-     * @param maxChars longest result before the note of what was cut (at least 1).
+     * @param maxChars longest result before the note of what was cut, about (an escape at the bound is kept whole;
+     *                 at least 1).
      * @return the text on one line, escaped and cut; the text itself if it needs neither.
      */
     public static String of(final String text, final int maxChars)
@@ -88,8 +89,8 @@ public final class PrintableText
 
     /**
      * For text already made printable where it was recorded (a member's {@code tool errors}), printed again where it
-     * arrives: control characters, separators and direction overrides escaped, nothing else changed or cut, so that
-     * a sender of another version cannot start a line either.
+     * arrives: the characters {@link #of(String)} escapes are escaped, but a backslash is not doubled and nothing is
+     * cut, so that a sender of another version cannot start a line or hide text either.
      *
      * @param text any text.
      * @return the text with only those characters escaped.
@@ -158,11 +159,16 @@ public final class PrintableText
             Character.toCodePoint(other, c));
     }
 
-    /** Format characters (direction marks and overrides, zero-width ones, tags), private-use and unassigned ones. */
+    /**
+     * Format characters (direction marks and overrides, zero-width ones, tags), variation selectors and the other
+     * marks Unicode lists as ignorable, private-use and unassigned ones.
+     */
     private static boolean isInvisible(final int codePoint)
     {
         final int type = Character.getType(codePoint);
-        return type == Character.FORMAT || type == Character.PRIVATE_USE || type == Character.UNASSIGNED;
+        return type == Character.FORMAT || type == Character.PRIVATE_USE || type == Character.UNASSIGNED ||
+            (codePoint >= 0xFE00 && codePoint <= 0xFE0F) || (codePoint >= 0xE0100 && codePoint <= 0xE01EF) ||
+            (codePoint >= 0x180B && codePoint <= 0x180F) || codePoint == 0x17B4 || codePoint == 0x17B5;
     }
 
     private static void appendEscaped(final StringBuilder out, final String text, final int i)

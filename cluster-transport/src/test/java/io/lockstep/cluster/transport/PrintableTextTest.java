@@ -61,6 +61,8 @@ class PrintableTextTest
         final String hidden = "a\u00ADb\u3164c\uE000d\uDB40\uDC41e\uD800f";
         assertEquals("a\\u00adb\\u3164c\\ue000d\\udb40\\udc41e\\ud800f", PrintableText.of(hidden));
         assertEquals(PrintableText.of(hidden), PrintableText.oneLine(hidden), "no backslash in it: the same");
+        // Variation selectors, in the BMP and outside it: ignorable, and a known way to smuggle text.
+        assertEquals("x\\ufe0fy\\udb40\\udd00", PrintableText.of("x\uFE0Fy\uDB40\uDD00"));
         final String smile = "ok \uD83D\uDE00";
         assertSame(smile, PrintableText.of(smile), "a visible character outside the BMP is kept as it is");
     }
