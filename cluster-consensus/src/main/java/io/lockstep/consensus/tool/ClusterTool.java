@@ -114,7 +114,7 @@ public final class ClusterTool
             if (1 == exit && null != client.lastProblem())
             {
                 // Why nothing answered, when a member said: a wrong secret reads very differently from a dead member.
-                // Raw: a member's refusal as it came over the wire, or this side's own transport failure.
+                // Escaped: it may hold a member's refusal as it came over the wire.
                 err.println("lockstep tool: " + PrintableText.of(client.lastProblem()));
             }
             return exit;

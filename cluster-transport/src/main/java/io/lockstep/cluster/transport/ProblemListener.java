@@ -11,8 +11,11 @@ public interface ProblemListener
 
     /**
      * @param kind    {@code identity} for a connection that claimed to be a member or asked to be trusted as a tool
-     *                and did not prove it; {@code connection} for everything else (garbage, bounds, timeouts).
-     * @param problem why, naming the peer.
+     *                and did not prove it; {@code member-replaced} for a member's connection replaced by a new one;
+     *                {@code tls} for a link's TLS files; {@code connection} for everything else (garbage, bounds,
+     *                timeouts).
+     * @param problem why, naming the peer. It may quote what the peer sent, cut but not escaped: print it through
+     *                {@link PrintableText#of(String)}.
      */
     default void onProblem(final String kind, final String problem)
     {

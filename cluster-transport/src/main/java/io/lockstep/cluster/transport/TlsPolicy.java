@@ -223,7 +223,8 @@ final class TlsPolicy
 
     /**
      * The most of an exception's message a TLS failure repeats: the JDK's own words fit, a peer's bytes are cut, and
-     * the hint after them still fits in what a log line or {@code tool errors} keeps ({@link PrintableText#MAX_CHARS}).
+     * the hint after them fits in what a log line or {@code tool errors} keeps ({@link PrintableText#MAX_CHARS})
+     * unless those bytes escape to several characters each.
      */
     static final int MAX_EXCEPTION_CHARS = 150;
 

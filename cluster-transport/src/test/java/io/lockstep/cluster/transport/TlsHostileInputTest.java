@@ -146,7 +146,7 @@ class TlsHostileInputTest extends TlsLinkFixture
             problems.toString());
         assertTrue(problems.stream().anyMatch(p -> p.contains("a TLS record longer than")), problems.toString());
         assertTrue(problems.stream().noneMatch(p -> p.contains("no handshake within")), problems.toString());
-        // Bytes that are not TLS are no certificate's fault: the hint names the link setting instead.
+        // Bytes that are not TLS are no certificate's fault: the hint says the peer does not speak TLS instead.
         assertTrue(problems.stream().filter(p -> ACCEPTED_FAILED.matcher(p).lookingAt())
             .noneMatch(p -> p.contains("lockstep.tls.trust.file")), problems.toString());
         assertTrue(problems.stream().anyMatch(p -> p.contains("the peer does not speak TLS")), problems.toString());
