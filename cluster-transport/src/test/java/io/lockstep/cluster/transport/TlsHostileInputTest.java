@@ -422,6 +422,10 @@ class TlsHostileInputTest extends TlsLinkFixture
         {
             socket.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
             genuine.connect(new InetSocketAddress("127.0.0.1", members.get(0).port()));
+            // Each write goes out as it is made: with Nagle's algorithm a write could wait for the acknowledgement
+            // of the one before, and the test's one poll below would find nothing of it, under load.
+            socket.setTcpNoDelay(true);
+            genuine.setTcpNoDelay(true);
             final Thread client = beside("client: ", () ->
             {
                 genuine.startHandshake();
